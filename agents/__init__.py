@@ -1,0 +1,1 @@
+"""Agents for the cardenvs games, installed as ``cardenvs.agents``."""

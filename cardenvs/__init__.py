@@ -1,0 +1,35 @@
+"""cardenvs: PettingZoo AEC environments for Rang and RING RANG.
+
+``from cardenvs import ring_rang_v0, rang_v0`` then ``ring_rang_v0.env()``.
+Both are also registered with PettingZoo's registry as
+``pettingzoo.make("aec", "cardenvs/ring_rang_v0")`` and ``"cardenvs/rang_v0"``.
+"""
+
+from importlib import import_module
+from types import ModuleType
+
+__version__ = "0.1.0"
+__all__ = ["ring_rang_v0", "rang_v0"]
+
+_ENV_MODULES = {"ring_rang_v0": "cardenvs.ring_rang_v0", "rang_v0": "cardenvs.rang_v0"}
+
+
+def __getattr__(name: str) -> ModuleType:
+    # Lazy, so `import cardenvs` stays cheap and one game's import error cannot break the other.
+    if name in _ENV_MODULES:
+        return import_module(_ENV_MODULES[name])
+    raise AttributeError(f"module 'cardenvs' has no attribute {name!r}")
+
+
+def _register() -> None:
+    try:
+        import pettingzoo
+        register = pettingzoo.register
+    except (ImportError, AttributeError):  # PettingZoo < 1.27 has no registry
+        return
+    for env_id, module in _ENV_MODULES.items():
+        if f"cardenvs/{env_id}" not in pettingzoo.aec_registry:
+            register("aec", f"cardenvs/{env_id}", entry_point=f"{module}:env")
+
+
+_register()

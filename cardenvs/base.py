@@ -1,0 +1,288 @@
+"""The AEC adapter shared by both games: what holds for every env lives here once.
+
+A game module supplies a pure rules engine and a subclass of :class:`CardGameEnv`
+that implements the small hooks below (make a game, whose turn, the legal mask,
+apply an action, observe a seat, render, snapshot). This class does the
+PettingZoo bookkeeping: agent selection, rewards credited to the seat that
+earned them, terminations and removal of finished agents, the checking of
+actions (a clear :class:`IllegalActionError` with nothing changed), seeding,
+and JSON snapshots.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any, ClassVar, NamedTuple
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+
+class IllegalActionError(ValueError):
+    """An action that is malformed, out of range, or not legal now. The env is unchanged."""
+
+
+class Outcome(NamedTuple):
+    """What one engine step reports to the adapter.
+
+    rewards: per seat, the reward earned by this step (None when all zero).
+    finished: seats whose episode ends with this step (eliminated, or all at game end).
+    truncated: the episode was cut short (turn limit): every live seat is truncated.
+    """
+
+    rewards: tuple[float, ...] | None = None
+    finished: tuple[int, ...] = ()
+    truncated: bool = False
+
+
+NOTHING = Outcome()
+
+
+class CardGameEnv(AECEnv):
+    """Base class of the cardenvs AEC envs (see the module docstring)."""
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "is_parallelizable": False}
+    action_names: ClassVar[tuple[str, ...]] = ()
+    observation_size: int = 0
+
+    def __init__(self, num_players: int, render_mode: str | None = None):
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        self.render_mode = render_mode
+        self.num_players = num_players
+        self.possible_agents = [f"player_{i}" for i in range(num_players)]
+        self._agent_seat = {agent: i for i, agent in enumerate(self.possible_agents)}
+        num_actions = len(self.action_names)
+        self.action_spaces = {agent: spaces.Discrete(num_actions) for agent in self.possible_agents}
+        obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(0.0, 1.0, (self.observation_size,), np.float32),
+                "action_mask": spaces.Box(0, 1, (num_actions,), np.int8),
+            }
+        )
+        self.observation_spaces = {agent: obs_space for agent in self.possible_agents}
+        self._zero_mask = np.zeros(num_actions, np.int8)
+        self._rng: np.random.Generator | None = None
+        self.game: Any = None
+        self._mask: np.ndarray = self._zero_mask
+        self._rewards_dirty = False
+
+    # ------------------------------------------------------------------ hooks
+    def _make_game(self, rng: np.random.Generator, options: dict[str, Any]) -> Any:
+        """Validate ``options`` and return a new game; must not change ``self``."""
+        raise NotImplementedError
+
+    def _seat_to_act(self) -> int:
+        raise NotImplementedError
+
+    def _legal_mask(self) -> np.ndarray:
+        """int8 mask of the legal actions of the seat to act."""
+        raise NotImplementedError
+
+    def _apply(self, action: int) -> Outcome:
+        raise NotImplementedError
+
+    def _observe(self, seat: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def _render_text(self) -> str:
+        raise NotImplementedError
+
+    def _game_to_json(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _game_from_json(self, data: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------ gymnasium
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------- the loop
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"options must be a dict, got {type(options).__name__}")
+        if seed is not None or self._rng is None:
+            rng = np.random.default_rng(seed)
+        else:
+            rng = copy.deepcopy(self._rng)
+        game = self._make_game(rng, dict(options or {}))  # raises before anything changes
+        self._rng = rng
+        self.game = game
+        self.agents = self.possible_agents[:]
+        self.rewards = {agent: 0.0 for agent in self.agents}
+        self._cumulative_rewards = {agent: 0.0 for agent in self.agents}
+        self.terminations = {agent: False for agent in self.agents}
+        self.truncations = {agent: False for agent in self.agents}
+        self.infos = {agent: {} for agent in self.agents}
+        self._rewards_dirty = False
+        self._skip_agent_selection = None
+        self.agent_selection = self.possible_agents[self._seat_to_act()]
+        self._mask = self._legal_mask()
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seat = self._agent_seat[agent]
+        live = agent == self.agent_selection and not (self.terminations[agent] or self.truncations[agent])
+        return {
+            "observation": self._observe(seat),
+            "action_mask": self._mask.copy() if live else self._zero_mask.copy(),
+        }
+
+    def legal_actions(self) -> list[int]:
+        """The legal actions of the agent to act (empty when it must step None)."""
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            return []
+        return np.flatnonzero(self._mask).tolist()
+
+    def _check_action(self, action: Any) -> int:
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
+                action = int(action)
+            else:
+                raise IllegalActionError(
+                    f"action must be an int, got {action!r} ({type(action).__name__}); legal: {self._legal_text()}"
+                )
+        action = int(action)
+        if not 0 <= action < len(self._mask) or not self._mask[action]:
+            name = self.action_names[action] if 0 <= action < len(self.action_names) else "out of range"
+            raise IllegalActionError(
+                f"illegal action {action} ({name}) for {self.agent_selection}; legal: {self._legal_text()}"
+            )
+        return action
+
+    def _legal_text(self) -> str:
+        return ", ".join(f"{a}={self.action_names[a]}" for a in np.flatnonzero(self._mask))
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        action = self._check_action(action)
+        self._cumulative_rewards[agent] = 0.0
+        outcome = self._apply(action)
+        if self._rewards_dirty:
+            for name in self.agents:
+                self.rewards[name] = 0.0
+            self._rewards_dirty = False
+        if outcome is NOTHING:
+            self.agent_selection = self.possible_agents[self._seat_to_act()]
+            self._mask = self._legal_mask()
+            return
+        if outcome.rewards is not None:
+            names = self.possible_agents
+            for seat, reward in enumerate(outcome.rewards):
+                if reward and names[seat] in self.rewards:
+                    self.rewards[names[seat]] = float(reward)
+            self._rewards_dirty = True
+            self._accumulate_rewards()
+        for seat in outcome.finished:
+            name = self.possible_agents[seat]
+            if name in self.terminations:
+                self.terminations[name] = True
+        if outcome.truncated:
+            for name in self.agents:
+                if not self.terminations[name]:
+                    self.truncations[name] = True
+        live = [a for a in self.agents if not (self.terminations[a] or self.truncations[a])]
+        if live:
+            self.agent_selection = self.possible_agents[self._seat_to_act()]
+            self._mask = self._legal_mask()
+        else:
+            self._mask = self._zero_mask
+        self._deads_step_first()
+        if self.render_mode == "human":
+            self.render()
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            return None
+        text = self._render_text()
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+    # ------------------------------------------------------------ snapshots
+    def snapshot(self) -> dict[str, Any]:
+        """A JSON-serialisable dict of the whole env (game, AEC bookkeeping, RNG)."""
+        if self.game is None:
+            raise RuntimeError("snapshot() before reset()")
+        return {
+            "env": self.metadata["name"],
+            "game": self._game_to_json(),
+            "agents": list(self.agents),
+            "agent_selection": self.agent_selection,
+            "skip_agent_selection": getattr(self, "_skip_agent_selection", None),
+            "rewards": dict(self.rewards),
+            "cumulative_rewards": dict(self._cumulative_rewards),
+            "terminations": dict(self.terminations),
+            "truncations": dict(self.truncations),
+            "rewards_dirty": self._rewards_dirty,
+            "rng": _rng_to_json(self._rng),
+        }
+
+    def restore(self, snap: dict[str, Any] | str) -> None:
+        """Restore a :meth:`snapshot` (the dict or its JSON text); raises ValueError if malformed."""
+        if isinstance(snap, str):
+            snap = json.loads(snap)
+        if not isinstance(snap, dict) or snap.get("env") != self.metadata["name"]:
+            raise ValueError(f"not a {self.metadata['name']} snapshot")
+        try:
+            game = self._game_from_json(snap["game"])
+            agents = list(snap["agents"])
+            rng = _rng_from_json(snap["rng"])
+            fields = {
+                key: {a: snap[key][a] for a in agents}
+                for key in ("rewards", "cumulative_rewards", "terminations", "truncations")
+            }
+            selection = snap["agent_selection"]
+        except (KeyError, TypeError, ValueError) as error:
+            raise ValueError(f"malformed {self.metadata['name']} snapshot: {error!r}") from None
+        self.game = game
+        self._rng = rng
+        self.agents = agents
+        self.rewards = fields["rewards"]
+        self._cumulative_rewards = fields["cumulative_rewards"]
+        self.terminations = fields["terminations"]
+        self.truncations = fields["truncations"]
+        self.infos = {a: {} for a in agents}
+        self.agent_selection = selection
+        self._skip_agent_selection = snap.get("skip_agent_selection")
+        self._rewards_dirty = bool(snap.get("rewards_dirty", True))
+        live = [a for a in agents if not (self.terminations[a] or self.truncations[a])]
+        self._mask = self._legal_mask() if live else self._zero_mask
+
+
+def _rng_to_json(rng: np.random.Generator | None) -> Any:
+    return None if rng is None else rng.bit_generator.state
+
+
+def _rng_from_json(state: Any) -> np.random.Generator | None:
+    if state is None:
+        return None
+    bit_generator = getattr(np.random, state["bit_generator"])()
+    bit_generator.state = state
+    return np.random.Generator(bit_generator)
+
+
+def wrap_env(raw: CardGameEnv, illegal_action: str = "raise", illegal_reward: float = -1.0) -> AECEnv:
+    """The ``env()`` wrapping: order enforcing, and optionally PettingZoo's terminate-on-illegal."""
+    if illegal_action == "terminate":
+        env: AECEnv = wrappers.TerminateIllegalWrapper(raw, illegal_reward=illegal_reward)
+    elif illegal_action == "raise":
+        env = raw
+    else:
+        raise ValueError(f"illegal_action must be 'raise' or 'terminate', got {illegal_action!r}")
+    return wrappers.OrderEnforcingWrapper(env)

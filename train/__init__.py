@@ -1,0 +1,1 @@
+"""Training and evaluation for the cardenvs games, installed as ``cardenvs.train``."""
