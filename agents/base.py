@@ -1,0 +1,45 @@
+"""The one agent interface used everywhere: baselines, trained policies, search, a human.
+
+An agent sees only what its seat sees: the PettingZoo observation dict
+(``{"observation": ..., "action_mask": ...}``) and returns a legal action.
+Randomness comes from the seed given to :meth:`Agent.reset`, so a line-up
+replays exactly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+class Agent:
+    """Base class: override :meth:`act`; :meth:`reset` is called at the start of every episode."""
+
+    name = "agent"
+
+    def __init__(self, seed: int | None = None, **_: Any):
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Start an episode; a seed makes the agent's random choices reproducible."""
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    def act(self, observation: dict[str, np.ndarray]) -> int:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+class RandomAgent(Agent):
+    """Uniformly random legal action: the floor of every ladder."""
+
+    name = "random"
+
+    def act(self, observation: dict[str, np.ndarray]) -> int:
+        legal = np.flatnonzero(observation["action_mask"])
+        if legal.size == 0:
+            raise ValueError("no legal action in the mask: the agent was asked to act out of turn")
+        return int(legal[self.rng.integers(legal.size)])

@@ -1,0 +1,77 @@
+"""Agents by name, so configs, the evaluation harness and the CLI can name them.
+
+A spec is ``name`` or ``name:key=value,key=value`` (e.g. ``"ismcts:iterations=100"``);
+values are parsed as int, float or bool where they look like one. Factories are
+given as ``"module:attr"`` and imported on first use, so listing an agent costs nothing.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+from .base import Agent
+
+GAMES = ("ring_rang", "rang")
+
+# game -> agent name -> "module:factory". A factory is called as factory(seed=..., **params, **env_info)
+# where env_info holds the env's settings (e.g. num_players for Rang).
+AGENTS: dict[str, dict[str, str]] = {
+    "ring_rang": {
+        "random": "cardenvs.agents.base:RandomAgent",
+    },
+    "rang": {
+        "random": "cardenvs.agents.base:RandomAgent",
+    },
+}
+
+
+def _parse_value(text: str) -> Any:
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"pimc:worlds=8,rollouts=2"`` -> ``("pimc", {"worlds": 8, "rollouts": 2})``."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"agent spec must be a non-empty string, got {spec!r}")
+    name, _, rest = spec.strip().partition(":")
+    params: dict[str, Any] = {}
+    if rest:
+        for item in rest.split(","):
+            key, eq, value = item.partition("=")
+            if not eq or not key.strip():
+                raise ValueError(f"agent spec {spec!r}: expected key=value, got {item!r}")
+            params[key.strip()] = _parse_value(value.strip())
+    return name, params
+
+
+def available_agents(game: str) -> list[str]:
+    if game not in AGENTS:
+        raise ValueError(f"unknown game {game!r}; expected one of {GAMES}")
+    return sorted(AGENTS[game])
+
+
+def make_agent(spec: str, game: str, seed: int | None = None, **env_info: Any) -> Agent:
+    """Build the agent a spec names, for ``game`` (``"ring_rang"`` or ``"rang"``)."""
+    name, params = parse_spec(spec)
+    table = AGENTS.get(game)
+    if table is None:
+        raise ValueError(f"unknown game {game!r}; expected one of {GAMES}")
+    if name not in table:
+        raise ValueError(f"unknown agent {name!r} for {game}; available: {', '.join(sorted(table))}")
+    module_name, _, attr = table[name].partition(":")
+    factory = getattr(import_module(module_name), attr)
+    try:
+        agent = factory(seed=seed, **params, **env_info)
+    except TypeError as error:
+        raise ValueError(f"agent {spec!r}: bad parameters: {error}") from None
+    agent.name = spec
+    return agent

@@ -1,0 +1,421 @@
+"""Evaluation harness: play line-ups of agents on fixed deals and report trustworthy numbers.
+
+RING RANG is played in duplicate form: every deal is played twice with the
+same cards and chooser, the two teams' agents swapping seats, so the luck of
+the cards cancels. Rang rotates the line-up over the seats on the same deal.
+Each deal is one scoring unit: a RING RANG round (``episode="round"``) or a
+Rang deal (``episode="deal"``); ``unit: game`` plays whole games/matches
+instead. The envs are driven only through the public contract (``env()``,
+``reset(options={"deck"|"decks", "chooser"|"dealer"})``, the AEC loop).
+
+    cardenvs eval --config configs/eval_ring_rang.yaml
+    python -m cardenvs.train.evaluate --game rang --agents random random --deals 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import itertools
+import json
+import sys
+from collections import defaultdict
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from importlib import import_module
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from cardenvs.agents.registry import GAMES, make_agent
+
+from cardenvs.cards import CODES
+
+from .stats import Rating, mean_interval, wilson_interval
+
+
+@dataclass
+class EvalConfig:
+    """What to evaluate (also the schema of configs/eval_*.yaml)."""
+
+    game: str = "ring_rang"  # "ring_rang" or "rang"
+    agents: list[str] = field(default_factory=lambda: ["random", "random"])  # agent specs; see agents/registry.py
+    deals: int = 100  # number of deals (each played in every seat arrangement of the line-up)
+    seed: int = 0  # the deal list is a pure function of (seed, deal index)
+    num_players: int = 4  # Rang only
+    unit: str = "deal"  # "deal": one round/deal per episode; "game": whole games (RING RANG) / matches (Rang)
+    workers: int = 1  # processes; 2 uses both cores of the reference machine
+    out: str | None = None  # folder for results.json, results.csv and results.png
+    progress: bool = True
+    env_kwargs: dict[str, Any] = field(default_factory=dict)  # extra constructor kwargs of the env
+
+    def validate(self) -> None:
+        if self.game not in GAMES:
+            raise ValueError(f"game: expected one of {GAMES}, got {self.game!r}")
+        if not isinstance(self.agents, list) or not self.agents or not all(isinstance(a, str) for a in self.agents):
+            raise ValueError(f"agents: expected a non-empty list of agent specs, got {self.agents!r}")
+        bounds = (("deals", self.deals, 1), ("workers", self.workers, 1), ("num_players", self.num_players, 2))
+        for name, value, low in bounds:
+            if not isinstance(value, int) or isinstance(value, bool) or value < low:
+                raise ValueError(f"{name}: expected an int >= {low}, got {value!r}")
+        if self.unit not in ("deal", "game"):
+            raise ValueError(f"unit: expected 'deal' or 'game', got {self.unit!r}")
+        if self.game == "rang" and not 2 <= self.num_players <= 10:
+            raise ValueError(f"num_players: Rang takes 2..10 players, got {self.num_players}")
+        if self.game == "rang" and len(set(self.agents)) > self.num_players:
+            raise ValueError(f"agents: {len(set(self.agents))} agents do not fit {self.num_players} seats")
+
+
+@dataclass
+class Record:
+    """One played episode: who sat where and what each seat got."""
+
+    deal: int
+    arrangement: int
+    seats: list[str]  # agent spec per seat
+    rewards: list[float]  # total reward per seat
+    points: list[float]  # RING RANG: signed round/game points per seat; Rang: points scored (lower is better)
+    winner_seats: list[int]  # seats on the winning side (empty when truncated)
+    truncated: bool
+    decisions: int
+
+
+# ---------------------------------------------------------------- line-ups
+def arrangements(config: EvalConfig) -> list[list[str]]:
+    """The seat arrangements every deal is played in."""
+    agents = config.agents
+    if config.game == "ring_rang":
+        pairs = [(agents[0], agents[0])] if len(agents) == 1 else list(itertools.combinations(agents, 2))
+        # Duplicate form: each pairing plays each deal twice, the teams swapping seats.
+        return [seat for a, b in pairs for seat in ([a, b, a, b], [b, a, b, a])]
+    n = config.num_players
+    lineup = [agents[i % len(agents)] for i in range(n)]
+    rotations = [lineup[k:] + lineup[:k] for k in range(n)]
+    unique: list[list[str]] = []
+    for r in rotations:
+        if r not in unique:
+            unique.append(r)
+    return unique
+
+
+def deal_options(config: EvalConfig, deal: int) -> dict[str, Any]:
+    """The reset options of a deal: a pure function of (seed, deal index)."""
+    rng = np.random.default_rng([config.seed, deal])
+    if config.game == "ring_rang":
+        count = 40 if config.unit == "game" else 1  # a game lasts at most 39 rounds (20 points, 1 a round, 2 teams)
+        decks = [[CODES[c] for c in rng.permutation(52)] for _ in range(count)]
+        return {"decks": decks, "chooser": int(rng.integers(4))}
+    big = config.num_players >= 5
+    dealer = int(rng.integers(config.num_players))
+    if config.unit == "deal":
+        return {"deck": [CODES[c] for c in rng.permutation(_rang_deck(108 if big else 54))], "dealer": dealer}
+    decks = [[CODES[c] for c in rng.permutation(_rang_deck(s))] for s in (108, 54) for _ in range(30)]
+    return {"decks": decks, "dealer": dealer}
+
+
+def _rang_deck(size: int) -> np.ndarray:
+    return np.array(list(range(52)) * (size // 54) + [52] * (size // 27), dtype=np.int64)
+
+
+def make_env(config: EvalConfig):
+    if config.game == "ring_rang":
+        module = import_module("cardenvs.ring_rang_v0")
+        kwargs = {"episode": "round" if config.unit == "deal" else "game"}
+    else:
+        module = import_module("cardenvs.rang_v0")
+        kwargs = {"episode": "deal" if config.unit == "deal" else "match", "num_players": config.num_players}
+    kwargs.update(config.env_kwargs)
+    return module.env(**kwargs)
+
+
+def play_episode(env, agents: Sequence, options: dict[str, Any], seed: int) -> tuple[list[float], bool, int]:
+    """Play one episode through the AEC loop; total reward per seat, truncated, decisions."""
+    env.reset(seed=seed, options=options)
+    totals = [0.0] * len(agents)
+    truncated = False
+    decisions = 0
+    for name in env.agent_iter():
+        obs, reward, term, trunc, _ = env.last()
+        seat = int(name.rsplit("_", 1)[1])
+        totals[seat] += reward
+        if term or trunc:
+            truncated = truncated or trunc
+            env.step(None)
+            continue
+        env.step(agents[seat].act(obs))
+        decisions += 1
+    return totals, truncated, decisions
+
+
+def _outcome(config: EvalConfig, rewards: list[float], truncated: bool) -> tuple[list[float], list[int]]:
+    """(points per seat, winning seats) from the rewards of the contract."""
+    if config.game == "ring_rang":
+        # round: +-round points; game: +-1. Team 0 = seats 0 and 2.
+        winners = [] if truncated or rewards[0] == 0 else ([0, 2] if rewards[0] > 0 else [1, 3])
+        return rewards, winners
+    if config.unit == "deal":
+        points = [round(-100 * r) for r in rewards]
+        winners = [] if truncated else [s for s, p in enumerate(points) if p == 0][:1]
+        return [float(p) for p in points], winners
+    winners = [] if truncated else [s for s, r in enumerate(rewards) if r > 0]
+    return rewards, winners
+
+
+def _play_chunk(args: tuple[EvalConfig, list[int]]) -> list[Record]:
+    config, deals = args
+    env = make_env(config)
+    layouts = arrangements(config)
+    extra = {"num_players": config.num_players} if config.game == "rang" else {}
+    cache: dict[tuple[str, int], Any] = {}
+    records = []
+    for deal in deals:
+        options = deal_options(config, deal)
+        for index, seats in enumerate(layouts):
+            agents = []
+            for seat, spec in enumerate(seats):
+                agent = cache.get((spec, seat))
+                if agent is None:
+                    agent = cache[(spec, seat)] = make_agent(spec, config.game, seed=None, **extra)
+                agent.reset(seed=int(np.random.SeedSequence([config.seed, deal, index, seat]).generate_state(1)[0]))
+                agents.append(agent)
+            rewards, truncated, decisions = play_episode(env, agents, options, seed=config.seed * 1_000_003 + deal)
+            points, winners = _outcome(config, rewards, truncated)
+            records.append(Record(deal, index, list(seats), rewards, points, winners, truncated, decisions))
+    return records
+
+
+def run_records(config: EvalConfig) -> list[Record]:
+    """Play every deal in every arrangement, over ``workers`` processes, with a progress bar."""
+    config.validate()
+    chunk = max(1, min(50, config.deals // (config.workers * 4) or 1))
+    jobs = [(config, list(range(i, min(i + chunk, config.deals)))) for i in range(0, config.deals, chunk)]
+    bar = _progress(config.deals, config.progress, f"eval {config.game}")
+    records: list[Record] = []
+    if config.workers == 1:
+        for job in jobs:
+            records.extend(_play_chunk(job))
+            bar.update(len(job[1]))
+    else:
+        with ProcessPoolExecutor(config.workers) as pool:
+            for job, result in zip(jobs, pool.map(_play_chunk, jobs), strict=True):
+                records.extend(result)
+                bar.update(len(job[1]))
+    bar.close()
+    return records
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress(total: int, enabled: bool, desc: str):
+    if not enabled:
+        return _NoBar()
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return _NoBar()
+    return tqdm(total=total, desc=desc, unit="deal", file=sys.stderr)
+
+
+# ----------------------------------------------------------------- summary
+def summarize(config: EvalConfig, records: list[Record]) -> dict[str, Any]:
+    """Per agent: episodes, wins, win rate with its 95% CI, mean points with CI; a rating table."""
+    wins: dict[str, float] = defaultdict(float)
+    episodes: dict[str, int] = defaultdict(int)
+    points: dict[str, list[float]] = defaultdict(list)
+    rating = Rating()
+    truncated = 0
+    decisions = 0
+    for rec in records:
+        truncated += rec.truncated
+        decisions += rec.decisions
+        names = sorted(set(rec.seats))
+        for name in names:
+            seats = [s for s, a in enumerate(rec.seats) if a == name]
+            episodes[name] += 1
+            wins[name] += any(s in rec.winner_seats for s in seats)
+            points[name].append(sum(rec.points[s] for s in seats) / len(seats))
+        if len(names) > 1 and not rec.truncated:
+            teams = [[n] for n in names]
+            won = [any(rec.seats[s] == n for s in rec.winner_seats) for n in names]
+            if config.game == "rang":  # rank the others by points (fewer is better)
+                order = sorted(points[n][-1] for n in names)
+                ranks = [0 if w else 1 + order.index(points[n][-1]) for n, w in zip(names, won, strict=True)]
+            else:
+                ranks = [0 if w else 1 for w in won]
+            rating.rate(teams, ranks)
+    table = []
+    for name in sorted(episodes, key=lambda n: -wins[n] / episodes[n]):
+        n = episodes[name]
+        low, high = wilson_interval(wins[name], n)
+        mean, plow, phigh = mean_interval(points[name])
+        table.append(
+            {
+                "agent": name,
+                "episodes": n,
+                "wins": wins[name],
+                "win_rate": wins[name] / n,
+                "win_rate_ci95": [low, high],
+                "mean_points": mean,
+                "mean_points_ci95": [plow, phigh],
+            }
+        )
+    result: dict[str, Any] = {
+        "config": asdict(config),
+        "episodes": len(records),
+        "decisions": decisions,
+        "truncated": truncated,
+        "points_meaning": "signed round points of the agent's team"
+        if config.game == "ring_rang"
+        else "points scored by the agent's seats (lower is better)",
+        "table": table,
+    }
+    if len(episodes) > 2:
+        result["rating"] = {
+            "kind": rating.kind,
+            "table": [{"agent": p, "rating": r, "sigma": s} for p, r, s in rating.table()],
+        }
+    return result
+
+
+def format_table(result: dict[str, Any]) -> str:
+    cfg = result["config"]
+    lines = [
+        f"{cfg['game']}: {cfg['deals']} deals x {result['episodes'] // max(cfg['deals'], 1)} arrangements "
+        f"= {result['episodes']} episodes ({result['truncated']} truncated), seed {cfg['seed']}",
+        f"{'agent':<28} {'episodes':>8} {'win rate':>9} {'95% CI':>17} {'mean points':>12} {'95% CI':>19}",
+    ]
+    for row in result["table"]:
+        lo, hi = row["win_rate_ci95"]
+        plo, phi = row["mean_points_ci95"]
+        lines.append(
+            f"{row['agent']:<28} {row['episodes']:>8} {row['win_rate']:>9.3f} [{lo:.3f}, {hi:.3f}]"
+            f" {row['mean_points']:>12.3f} [{plo:>8.3f}, {phi:>8.3f}]"
+        )
+    if "rating" in result:
+        lines.append(f"rating ({result['rating']['kind']}):")
+        for row in result["rating"]["table"]:
+            lines.append(f"  {row['agent']:<26} {row['rating']:>8.2f}  sigma {row['sigma']:.2f}")
+    return "\n".join(lines)
+
+
+def write_outputs(result: dict[str, Any], records: list[Record], out: str | Path) -> None:
+    """results.json (summary and every episode), results.csv (the table), results.png (bar chart)."""
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "results.json", "w") as f:
+        json.dump({**result, "records": [asdict(r) for r in records]}, f, indent=1)
+    with open(folder / "results.csv", "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["agent", "episodes", "wins", "win_rate", "ci95_low", "ci95_high", "mean_points"])
+        for row in result["table"]:
+            writer.writerow(
+                [row["agent"], row["episodes"], row["wins"], f"{row['win_rate']:.4f}",
+                 f"{row['win_rate_ci95'][0]:.4f}", f"{row['win_rate_ci95'][1]:.4f}", f"{row['mean_points']:.4f}"]
+            )
+    plot_win_rates(result, folder / "results.png")
+
+
+def plot_win_rates(result: dict[str, Any], path: Path) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    rows = result["table"]
+    names = [r["agent"] for r in rows]
+    rates = [r["win_rate"] for r in rows]
+    errors = [
+        [r["win_rate"] - r["win_rate_ci95"][0] for r in rows],
+        [r["win_rate_ci95"][1] - r["win_rate"] for r in rows],
+    ]
+    fig, ax = plt.subplots(figsize=(max(4, 1.3 * len(rows) + 2), 3.5))
+    ax.bar(range(len(rows)), rates, yerr=errors, capsize=6, color="#4477aa")
+    ax.set_xticks(range(len(rows)), names, rotation=20, ha="right")
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("win rate (95% CI)")
+    cfg = result["config"]
+    ax.set_title(f"{cfg['game']}: {result['episodes']} episodes")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def evaluate(config: EvalConfig) -> dict[str, Any]:
+    """Run an evaluation; prints the table and writes the files when ``config.out`` is set."""
+    records = run_records(config)
+    result = summarize(config, records)
+    if config.out:
+        write_outputs(result, records, config.out)
+    return result
+
+
+# --------------------------------------------------------------------- CLI
+def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> EvalConfig:
+    """An EvalConfig from YAML; unknown or ill-typed fields are errors that name the field."""
+    import yaml
+
+    try:
+        with open(path) as f:
+            data = yaml.safe_load(f) or {}
+    except OSError as error:
+        raise ValueError(f"cannot read eval config {path}: {error}") from None
+    except yaml.YAMLError as error:
+        raise ValueError(f"eval config {path} is not valid YAML: {error}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"eval config {path}: expected a mapping of fields")
+    data = data.get("eval", data)
+    known = set(EvalConfig.__dataclass_fields__)
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ValueError(f"eval config {path}: unknown field(s) {unknown}; known: {sorted(known)}")
+    data.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    config = EvalConfig(**data)
+    config.validate()
+    return config
+
+
+def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+    parser = parser or argparse.ArgumentParser(prog="cardenvs eval", description=__doc__.splitlines()[0])
+    parser.add_argument("--config", help="YAML file with the fields of EvalConfig")
+    parser.add_argument("--game", choices=GAMES)
+    parser.add_argument("--agents", nargs="+", help="agent specs, e.g. random rules_strong")
+    parser.add_argument("--deals", type=int)
+    parser.add_argument("--seed", type=int)
+    parser.add_argument("--num-players", type=int, dest="num_players")
+    parser.add_argument("--unit", choices=["deal", "game"])
+    parser.add_argument("--workers", type=int)
+    parser.add_argument("--out", help="folder for results.json/csv/png")
+    parser.add_argument("--no-progress", action="store_false", dest="progress", default=None)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    overrides = {k: v for k, v in vars(args).items() if k != "config"}
+    try:
+        if args.config:
+            config = load_config(args.config, overrides)
+        else:
+            config = EvalConfig(**{k: v for k, v in overrides.items() if v is not None})
+            config.validate()
+    except (ValueError, TypeError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    result = evaluate(config)
+    print(format_table(result))
+    if config.out:
+        print(f"wrote {config.out}/results.json, results.csv, results.png")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,95 @@
+"""Confidence intervals and ratings used by the evaluation harness."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+Z95 = 1.959963984540054
+
+
+def wilson_interval(wins: float, n: int, z: float = Z95) -> tuple[float, float]:
+    """95% Wilson score interval of a win rate (ties may count as half wins)."""
+    if n <= 0:
+        return (0.0, 1.0)
+    p = wins / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def mean_interval(values: Sequence[float], z: float = Z95) -> tuple[float, float, float]:
+    """Mean and its normal-approximation 95% interval."""
+    n = len(values)
+    if n == 0:
+        return (float("nan"), float("nan"), float("nan"))
+    mean = sum(values) / n
+    if n == 1:
+        return (mean, float("-inf"), float("inf"))
+    var = sum((v - mean) ** 2 for v in values) / (n - 1)
+    half = z * math.sqrt(var / n)
+    return (mean, mean - half, mean + half)
+
+
+class Elo:
+    """Plain Elo over team results, used when OpenSkill is not installed."""
+
+    def __init__(self, k: float = 16.0):
+        self.k = k
+        self.ratings: dict[str, float] = {}
+
+    def rate(self, teams: Sequence[Sequence[str]], ranks: Sequence[int]) -> None:
+        mean = [sum(self.ratings.setdefault(p, 1500.0) for p in t) / len(t) for t in teams]
+        delta = [0.0] * len(teams)
+        for i in range(len(teams)):
+            for j in range(len(teams)):
+                if i == j:
+                    continue
+                expected = 1 / (1 + 10 ** ((mean[j] - mean[i]) / 400))
+                score = 1.0 if ranks[i] < ranks[j] else 0.5 if ranks[i] == ranks[j] else 0.0
+                delta[i] += self.k * (score - expected)
+        for team, d in zip(teams, delta, strict=True):
+            for p in set(team):
+                self.ratings[p] += d / len(set(team))
+
+    def table(self) -> list[tuple[str, float, float]]:
+        return sorted(((p, r, 0.0) for p, r in self.ratings.items()), key=lambda x: -x[1])
+
+
+class Rating:
+    """OpenSkill (Plackett-Luce) where installed, else Elo; players are agent names."""
+
+    def __init__(self) -> None:
+        try:
+            from openskill.models import PlackettLuce
+        except ImportError:
+            self.model = None
+            self.elo = Elo()
+            self.kind = "Elo"
+        else:
+            self.model = PlackettLuce()
+            self.players: dict[str, object] = {}
+            self.kind = "OpenSkill (Plackett-Luce)"
+
+    def rate(self, teams: Sequence[Sequence[str]], ranks: Sequence[int]) -> None:
+        """Rate one result; ``teams`` lists agent names per side, lower rank is better."""
+        if self.model is None:
+            self.elo.rate(teams, ranks)
+            return
+        # An agent may fill several seats of one side: rate it once per side.
+        sides = [sorted(set(t)) for t in teams]
+        rated = self.model.rate(
+            [[self.players.setdefault(p, self.model.rating(name=p)) for p in side] for side in sides],
+            ranks=list(ranks),
+        )
+        for side, new in zip(sides, rated, strict=True):
+            for p, r in zip(side, new, strict=True):
+                self.players[p] = r
+
+    def table(self) -> list[tuple[str, float, float]]:
+        """(name, ordinal or Elo, sigma) best first."""
+        if self.model is None:
+            return self.elo.table()
+        rows = [(p, r.ordinal(), r.sigma) for p, r in self.players.items()]
+        return sorted(rows, key=lambda x: -x[1])
