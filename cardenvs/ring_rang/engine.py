@@ -1,0 +1,424 @@
+"""The RING RANG rules engine: plain state, small explicit transitions, no RL imports.
+
+Rules: ../../shared/RULES.md ("Game 2: RING RANG") and docs/ring_rang.md, whose
+"Decisions" section lists every choice taken where the texts are silent. The
+engine is driven by ``legal_actions()`` and ``apply(action)``; ``apply`` trusts
+its caller (the env checks the mask first). Randomness comes in as a numpy
+Generator. Hands and the played cards are 52-bit int masks (bit = card index).
+
+Decisions recorded here too (one place each):
+- Chooser draw: each contender draws one card from a fresh shuffled deck; the
+  highest rank chooses; only the players tied for highest draw again.
+- Knocking ends as soon as the next honour of the sequence A, K, Q, J is no longer
+  in any hand (it was played without its knock, perhaps before its turn came).
+- ``stop_when_decided``: a round ends right after a lift leaves one team with >= 7
+  lifted tricks and the other with >= 1 (the point is then 1, whatever follows).
+- The supporter declaration (variant) may be made once per player per round, on the
+  player's own turn in the play phase, before the card (the turn does not pass).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+
+from cardenvs.cards import parse_card, parse_deck, rank_of, standard_deck
+
+NUM_SEATS = 4
+NUM_TRICKS = 13
+SUIT_BITS = 0x1FFF
+HONOUR_RANKS = (12, 11, 10, 9)  # the knock sequence: A, K, Q, J of trump
+HONOUR_NAMES = ("A", "K", "Q", "J")
+TARGET_SCORE = 20
+MAX_SCORE = 22  # 19 + a 3-point Nullerputz
+
+PHASE_TRUMP, PHASE_PLAY, PHASE_OVER = 0, 1, 2
+PHASE_NAMES = ("choose trump", "play", "over")
+
+ACTION_TRUMP = 52  # 52..55 choose trump C, D, H, S
+ACTION_KNOCK = 56
+ACTION_TURNED = 57  # 57..82 play club/diamond card index (action - 57) turned (signals variant)
+ACTION_DECLARE = 83  # declare "supporter" (declarations variant)
+NUM_ACTIONS = 57
+NUM_ACTIONS_VARIANTS = 84
+NUM_TURNABLE = 26  # clubs and diamonds
+
+EPISODES = ("game", "round")
+
+# Deck position -> seat offset from the chooser (RULES.md deal order).
+DEAL_OFFSETS: tuple[int, ...] = tuple(
+    [0] * 5 + [1] * 5 + [2] * 5 + [3] * 5 + [o for _ in range(2) for o in range(4) for _ in range(4)]
+)
+
+
+def team_of(seat: int) -> int:
+    return seat & 1
+
+
+def deal_seats(chooser: int) -> list[int]:
+    """The seat that receives each deck position (0 = top card) when ``chooser`` chooses."""
+    return [(chooser + offset) & 3 for offset in DEAL_OFFSETS]
+
+
+def deck_for_hands(hands: list[list[Any]], chooser: int = 0) -> list[int]:
+    """The 52-card deck whose deal gives seat s exactly ``hands[s]`` (13 cards each).
+
+    The chooser's first 5 cards are the first 5 of ``hands[chooser]``.
+    """
+    parsed = [[parse_card(c) for c in hand] for hand in hands]
+    if len(parsed) != NUM_SEATS or any(len(h) != NUM_TRICKS for h in parsed):
+        raise ValueError("deck_for_hands needs 4 hands of 13 cards")
+    taken = [0] * NUM_SEATS
+    deck = []
+    for seat in deal_seats(chooser):
+        deck.append(parsed[seat][taken[seat]])
+        taken[seat] += 1
+    parse_deck(deck, standard_deck(), "deck built from hands")
+    return deck
+
+
+def draw_chooser(rng: np.random.Generator) -> tuple[int, list[list[tuple[int, int]]]]:
+    """Simulated draw for the first chooser: highest rank chooses, the tied highest redraw.
+
+    Returns the chooser and every draw as (seat, card) pairs.
+    """
+    contenders = list(range(NUM_SEATS))
+    draws: list[list[tuple[int, int]]] = []
+    while True:
+        cards = rng.permutation(52)[: len(contenders)].tolist()
+        draw = list(zip(contenders, cards, strict=True))
+        draws.append(draw)
+        top = max(rank_of(card) for card in cards)
+        contenders = [seat for seat, card in draw if rank_of(card) == top]
+        if len(contenders) == 1:
+            return contenders[0], draws
+
+
+def bits_to_cards(mask: int) -> list[int]:
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+class RingRangGame:
+    """One RING RANG game (or round, for ``episode="round"``) as plain mutable state."""
+
+    def __init__(
+        self,
+        rng: np.random.Generator,
+        *,
+        chooser: int | None = None,
+        decks: list[list[Any]] | None = None,
+        episode: str = "game",
+        knocking: bool = True,
+        signals: bool = False,
+        declarations: bool = False,
+        stop_when_decided: bool = False,
+        shaping: float = 0.0,
+    ):
+        if episode not in EPISODES:
+            raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
+        for name, flag in (
+            ("knocking", knocking),
+            ("signals", signals),
+            ("declarations", declarations),
+            ("stop_when_decided", stop_when_decided),
+        ):
+            if not isinstance(flag, (bool, np.bool_)):
+                raise ValueError(f"{name} must be a bool, got {flag!r}")
+        if isinstance(shaping, bool) or not isinstance(shaping, (int, float)) or not np.isfinite(shaping):
+            raise ValueError(f"shaping must be a finite number, got {shaping!r}")
+        if chooser is not None and (isinstance(chooser, bool) or not isinstance(chooser, (int, np.integer))
+                                    or not 0 <= chooser < NUM_SEATS):
+            raise ValueError(f"option 'chooser' must be a seat 0..3, got {chooser!r}")
+        if decks is None:
+            decks = []
+        if isinstance(decks, (str, bytes)) or not isinstance(decks, (list, tuple)):
+            raise ValueError(f"option 'decks' must be a list of decks, got {type(decks).__name__}")
+        self.decks = [parse_deck(d, standard_deck(), f"decks[{i}]") for i, d in enumerate(decks)]
+        self.rng = rng
+        self.episode = episode
+        self.knocking = bool(knocking)
+        self.signals = bool(signals)
+        self.declarations = bool(declarations)
+        self.stop_when_decided = bool(stop_when_decided)
+        self.shaping = float(shaping)
+        self.chooser_draws: list[list[tuple[int, int]]] = []
+        if chooser is None:
+            chooser, self.chooser_draws = draw_chooser(rng)
+        self.chooser = int(chooser)
+        self.scores = [0, 0]
+        self.round_number = 0
+        self.decks_used = 0
+        self.rounds: list[dict[str, Any]] = []  # finished rounds
+        self.winner_team = -1
+        self._start_round()
+
+    # ----------------------------------------------------------- transitions
+    def _start_round(self) -> None:
+        if self.decks_used < len(self.decks):
+            deck = self.decks[self.decks_used]
+            self.decks_used += 1
+        else:
+            deck = self.rng.permutation(52).tolist()
+        self.deck = deck
+        self.dealer = (self.chooser - 1) & 3
+        self.hands = [0, 0, 0, 0]
+        hand = 0
+        for card in deck[:5]:
+            hand |= 1 << card
+        self.hands[self.chooser] = hand
+        self.phase = PHASE_TRUMP
+        self.trump = -1
+        self.to_act = self.chooser
+        self.leader = self.chooser
+        self.trick_cards: list[int] = []
+        self.best_card = -1
+        self.best_seat = -1
+        self.tricks_played = 0
+        self.played = 0
+        self.pile = 0
+        self.streak = -1  # winner of the last trick while that trick is still in the pile
+        self.lifted_any = False
+        self.lifted = [0, 0]
+        self.next_honour = 0
+        self.knock_ended = not self.knocking
+        self.knockers = [-1, -1, -1, -1]
+        self.turned = 0  # bitmask of cards played turned (signals)
+        self.declared = [False] * NUM_SEATS
+        self.history: list[tuple[int, tuple[int, ...], int, int]] = []  # (leader, cards, winner, lifted)
+
+    def legal_actions(self) -> list[int]:
+        """The legal actions of ``to_act`` (empty when the episode is over)."""
+        if self.phase == PHASE_PLAY:
+            p = self.to_act
+            hand = self.hands[p]
+            allowed = hand
+            if self.trick_cards:
+                shift = self.trick_cards[0] // 13 * 13
+                same = (hand >> shift) & SUIT_BITS
+                if same:
+                    allowed = same << shift
+            out = []
+            while allowed:
+                low = allowed & -allowed
+                out.append(low.bit_length() - 1)
+                allowed ^= low
+            if self.signals:
+                out += [ACTION_TURNED + c for c in out if c < NUM_TURNABLE]
+            if not self.knock_ended and (hand >> (self.trump * 13 + HONOUR_RANKS[self.next_honour])) & 1:
+                out.append(ACTION_KNOCK)
+            if self.declarations and not self.declared[p]:
+                out.append(ACTION_DECLARE)
+            return out
+        if self.phase == PHASE_TRUMP:
+            return [52, 53, 54, 55]
+        return []
+
+    def apply(self, action: int) -> tuple[float, ...] | None:
+        """Apply a legal action; returns per-seat rewards when some are earned, else None."""
+        if self.phase == PHASE_PLAY:
+            if action < 52:
+                return self._play(action)
+            if action == ACTION_KNOCK:
+                self._knock()
+                return None
+            if action == ACTION_DECLARE:
+                self.declared[self.to_act] = True
+                return None
+            self.turned |= 1 << (action - ACTION_TURNED)
+            return self._play(action - ACTION_TURNED)
+        if self.phase == PHASE_TRUMP:
+            self._choose_trump(action - ACTION_TRUMP)
+            return None
+        raise ValueError("the game is over")
+
+    def _choose_trump(self, suit: int) -> None:
+        """The chooser names trump after seeing 5 cards; then the rest of the deck is dealt."""
+        self.trump = suit
+        hands = self.hands
+        chooser = self.chooser
+        deck = self.deck
+        for position in range(5, 52):
+            hands[(chooser + DEAL_OFFSETS[position]) & 3] |= 1 << deck[position]
+        self.phase = PHASE_PLAY
+        self.to_act = chooser
+        self.leader = chooser
+
+    def _next_honour_gone(self) -> bool:
+        return bool((self.played >> (self.trump * 13 + HONOUR_RANKS[self.next_honour])) & 1)
+
+    def _knock(self) -> None:
+        self.knockers[self.next_honour] = self.to_act
+        self.next_honour += 1
+        if self.next_honour == 4 or self._next_honour_gone():
+            self.knock_ended = True
+
+    def _play(self, card: int) -> tuple[float, ...] | None:
+        p = self.to_act
+        bit = 1 << card
+        self.hands[p] ^= bit
+        self.played |= bit
+        cards = self.trick_cards
+        if cards:
+            best = self.best_card
+            suit = card // 13
+            best_suit = best // 13
+            if (suit == best_suit and card > best) or (suit == self.trump and best_suit != suit):
+                self.best_card = card
+                self.best_seat = p
+        else:
+            self.leader = p
+            self.best_card = card
+            self.best_seat = p
+        cards.append(card)
+        if not self.knock_ended and card == self.trump * 13 + HONOUR_RANKS[self.next_honour]:
+            self.knock_ended = True  # the next honour was played without its knock
+        if len(cards) < 4:
+            self.to_act = (p + 1) & 3
+            return None
+        return self._finish_trick()
+
+    def _finish_trick(self) -> tuple[float, ...] | None:
+        """Winner takes the trick onto the pile, lifting it when the rules allow."""
+        winner = self.best_seat
+        self.tricks_played += 1
+        self.pile += 1
+        lift = 0
+        if self.tricks_played == NUM_TRICKS or (
+            self.streak == winner and self.pile >= (2 if self.lifted_any else 3)
+        ):
+            lift = self.pile
+            self.lifted[winner & 1] += lift
+            self.pile = 0
+            self.lifted_any = True
+            self.streak = -1
+        else:
+            self.streak = winner
+        self.history.append((self.leader, tuple(self.trick_cards), winner, lift))
+        self.trick_cards = []
+        self.to_act = winner
+        self.leader = winner
+        if self.tricks_played == NUM_TRICKS:
+            return self._end_round()
+        if lift and self.stop_when_decided and self.decided():
+            return self._end_round()
+        return None
+
+    def decided(self) -> bool:
+        """The round's points are certain (used by ``stop_when_decided``)."""
+        a, b = self.lifted
+        return self.tricks_played == NUM_TRICKS or (max(a, b) >= 7 and min(a, b) >= 1)
+
+    def round_points(self) -> tuple[int, int]:
+        """(winning team, points) of the round as it stands (meaningful once decided)."""
+        team = 0 if self.lifted[0] >= 7 else 1
+        points = 1
+        if self.lifted[team] == NUM_TRICKS:
+            points = 2 if team == (self.chooser & 1) else 3
+        return team, points
+
+    def _end_round(self) -> tuple[float, ...] | None:
+        team, points = self.round_points()
+        self.scores[team] += points
+        next_chooser = (self.chooser + 2) & 3 if team == (self.chooser & 1) else (self.chooser + 1) & 3
+        self.rounds.append(
+            {
+                "chooser": self.chooser,
+                "trump": self.trump,
+                "lifted": list(self.lifted),
+                "tricks_played": self.tricks_played,
+                "winner_team": team,
+                "points": points,
+                "next_chooser": next_chooser,
+                "history": self.history,
+            }
+        )
+        sign = 1.0 if team == 0 else -1.0
+        if self.episode == "round":
+            self.phase = PHASE_OVER
+            self.winner_team = team
+            return (sign * points, -sign * points, sign * points, -sign * points)
+        if self.scores[team] >= TARGET_SCORE:
+            self.phase = PHASE_OVER
+            self.winner_team = team
+            return (sign, -sign, sign, -sign)
+        self.chooser = next_chooser
+        self.round_number += 1
+        self._start_round()
+        if self.shaping:
+            value = sign * points * self.shaping
+            return (value, -value, value, -value)
+        return None
+
+    # ------------------------------------------------------------- queries
+    @property
+    def over(self) -> bool:
+        return self.phase == PHASE_OVER
+
+    def honour_card(self, index: int) -> int:
+        return self.trump * 13 + HONOUR_RANKS[index]
+
+    def clone(self) -> RingRangGame:
+        """A fast independent copy (search agents); the RNG is copied too."""
+        other = RingRangGame.__new__(RingRangGame)
+        other.__dict__.update(self.__dict__)
+        other.rng = copy.deepcopy(self.rng)
+        other.hands = self.hands[:]
+        other.trick_cards = self.trick_cards[:]
+        other.lifted = self.lifted[:]
+        other.scores = self.scores[:]
+        other.knockers = self.knockers[:]
+        other.declared = self.declared[:]
+        other.history = self.history[:]
+        other.rounds = self.rounds[:]
+        return other
+
+    # ---------------------------------------------------------------- JSON
+    _SCALARS = (
+        "episode", "knocking", "signals", "declarations", "stop_when_decided", "shaping", "chooser",
+        "round_number", "decks_used", "winner_team", "dealer", "phase", "trump", "to_act", "leader",
+        "best_card", "best_seat", "tricks_played", "played", "pile", "streak", "lifted_any",
+        "next_honour", "knock_ended", "turned",
+    )
+    _LISTS = ("decks", "scores", "deck", "hands", "trick_cards", "lifted", "knockers", "declared")
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {name: getattr(self, name) for name in self._SCALARS}
+        for name in self._LISTS:
+            value = getattr(self, name)
+            data[name] = [list(v) for v in value] if name == "decks" else list(value)
+        data["chooser_draws"] = [[list(pair) for pair in draw] for draw in self.chooser_draws]
+        data["history"] = [_trick_to_json(t) for t in self.history]
+        data["rounds"] = [dict(r, history=[_trick_to_json(t) for t in r["history"]]) for r in self.rounds]
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], rng: np.random.Generator | None = None) -> RingRangGame:
+        game = cls.__new__(cls)
+        for name in cls._SCALARS:
+            setattr(game, name, data[name])
+        for name in cls._LISTS:
+            value = data[name]
+            setattr(game, name, [list(v) for v in value] if name == "decks" else list(value))
+        if len(game.hands) != NUM_SEATS or not 0 <= game.to_act < NUM_SEATS or game.phase not in (0, 1, 2):
+            raise ValueError("bad hands, seat or phase")
+        game.chooser_draws = [[tuple(pair) for pair in draw] for draw in data["chooser_draws"]]
+        game.history = [_trick_from_json(t) for t in data["history"]]
+        game.rounds = [dict(r, history=[_trick_from_json(t) for t in r["history"]]) for r in data["rounds"]]
+        game.rng = rng if rng is not None else np.random.default_rng()
+        return game
+
+
+def _trick_to_json(trick: tuple[int, tuple[int, ...], int, int]) -> dict[str, Any]:
+    leader, cards, winner, lift = trick
+    return {"leader": leader, "cards": list(cards), "winner": winner, "lifted": lift}
+
+
+def _trick_from_json(data: dict[str, Any]) -> tuple[int, tuple[int, ...], int, int]:
+    return (int(data["leader"]), tuple(int(c) for c in data["cards"]), int(data["winner"]), int(data["lifted"]))

@@ -1,0 +1,466 @@
+"""RING RANG (``ring_rang_v0``): a partnership trick-taking game with a pile that must be lifted.
+
+Four players, partners opposite (team 0 = ``player_0`` and ``player_2``, team 1 =
+``player_1`` and ``player_3``). The trump chooser sees 5 cards and names trump;
+then 13 tricks are played. Won tricks stay on a pile in the middle: a player who
+wins two tricks in a row (the first still on the pile) lifts the whole pile for
+the team once it holds >= 3 tricks (the round's first lift) or >= 2 (later); the
+13th trick takes what is left. 7 lifted tricks win the round (1 point; all 13:
+2 points, 3 if taken by the team that did not choose trump); 20 points win the
+game. Full rules and every decision: ``docs/ring_rang.md``.
+
+Usage::
+
+    from cardenvs import ring_rang_v0
+    env = ring_rang_v0.env(episode="game", knocking=True, stop_when_decided=False)
+    env.reset(seed=1, options={"chooser": 0, "decks": [deck1, deck2]})  # options optional
+    for agent in env.agent_iter():
+        obs, reward, termination, truncation, info = env.last()
+        action = None if termination or truncation else policy(obs)
+        env.step(action)
+
+Constructor: ``env(episode="game"|"round", knocking=True, signals=False,
+declarations=False, stop_when_decided=False, shaping=0.0, render_mode=None,
+illegal_action="raise"|"terminate")``.
+
+Reset options: ``deck`` (52 codes, top first) or ``decks`` (one per round, then
+shuffled), ``chooser`` (seat of the first chooser; default: a simulated draw),
+``dealer`` (the same as ``chooser = dealer + 1``). Unknown keys are a ValueError.
+
+Actions (``Discrete(57)``; ``Discrete(84)`` when ``signals`` or ``declarations``):
+
+| index  | action                                                                 |
+|--------|------------------------------------------------------------------------|
+| 0-51   | play card index (suit * 13 + rank; C D H S, ranks 2..A)                 |
+| 52-55  | choose trump clubs, diamonds, hearts, spades (chooser, phase 0 only)     |
+| 56     | knock for the next trump honour of A, K, Q, J (turn does not pass)       |
+| 57-82  | signals: play club/diamond card index ``a - 57`` turned (public flag)    |
+| 83     | declarations: declare "supporter" (once per player per round)           |
+
+Observation: ``{"observation": float32[OBSERVATION_SIZE] in [0, 1], "action_mask": int8}``.
+Seats are relative to the observer: 0 = self, 1 = left (next clockwise),
+2 = partner, 3 = right. Teams: own team first. One-hots unless noted.
+
+| indices   | part             | meaning                                                     |
+|-----------|------------------|-------------------------------------------------------------|
+| 0-51      | hand             | own cards (only the first 5 while the chooser picks trump)   |
+| 52-55     | trump            | trump suit (all zero before the choice)                      |
+| 56-58     | phase            | choose trump, play, over                                     |
+| 59-71     | trick_number     | index 0..12 of the trick being played                        |
+| 72-75     | trick_leader     | who led the current trick (zero when it is empty)            |
+| 76-283    | current_trick    | 4 x 52: card played to the current trick by each seat        |
+| 284-491   | played           | 4 x 52: every card played this round, by seat                |
+| 492-504   | pile             | tricks lying on the pile, 0..12                              |
+| 505-508   | streak_holder    | winner of the last trick while it is still on the pile       |
+| 509-536   | lifted           | 2 x 14: tricks lifted this round, 0..13, own team first      |
+| 537       | first_lift_done  | a lift has happened this round (later lifts need 2, not 3)   |
+| 538-553   | knocks           | 4 x 4: honour (A, K, Q, J) x seat that knocked for it        |
+| 554       | knocking_over    | no knock is possible any more this round (or knocking off)   |
+| 555-600   | scores           | 2 x 23: game points 0..22, own team first                    |
+| 601-604   | chooser          | the trump chooser of this round                              |
+| 605-608   | dealer           | the dealer of this round (chooser's right)                   |
+| 609-634   | turned           | signals: club/diamond card (index 0..25) was played turned  |
+| 635-638   | declared         | declarations: seat declared "supporter" this round           |
+
+``decode_observation(vec)`` splits a vector into these named parts;
+``env.unwrapped.observation_text(agent)`` gives the same view as text.
+``state()`` = the 4 hands (4 x 52, absolute seats) followed by player_0's
+observation. Rewards: ``episode="game"``: +1 / -1 per team when a team reaches 20
+(plus ``shaping`` x round points per round, if set); ``episode="round"``:
++points / -points of the round.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from cardenvs.base import NOTHING, CardGameEnv, Outcome, wrap_env
+from cardenvs.cards import CODES, SUIT_SYMBOLS, SUITS, pretty
+from cardenvs.ring_rang.engine import (
+    ACTION_DECLARE,
+    ACTION_KNOCK,
+    ACTION_TRUMP,
+    ACTION_TURNED,
+    HONOUR_NAMES,
+    MAX_SCORE,
+    NUM_ACTIONS,
+    NUM_ACTIONS_VARIANTS,
+    PHASE_NAMES,
+    PHASE_PLAY,
+    RingRangGame,
+    bits_to_cards,
+)
+
+__all__ = ["env", "raw_env", "OBSERVATION_PARTS", "OBSERVATION_SIZE", "decode_observation"]
+
+OBSERVATION_PARTS: list[tuple[str, int]] = [
+    ("hand", 52),
+    ("trump", 4),
+    ("phase", 3),
+    ("trick_number", 13),
+    ("trick_leader", 4),
+    ("current_trick", 4 * 52),
+    ("played", 4 * 52),
+    ("pile", 13),
+    ("streak_holder", 4),
+    ("lifted", 2 * 14),
+    ("first_lift_done", 1),
+    ("knocks", 4 * 4),
+    ("knocking_over", 1),
+    ("scores", 2 * (MAX_SCORE + 1)),
+    ("chooser", 4),
+    ("dealer", 4),
+    ("turned", 26),
+    ("declared", 4),
+]
+OFFSETS: dict[str, int] = {}
+_position = 0
+for _name, _size in OBSERVATION_PARTS:
+    OFFSETS[_name] = _position
+    _position += _size
+OBSERVATION_SIZE = _position
+
+HAND = OFFSETS["hand"]
+TRUMP = OFFSETS["trump"]
+PHASE = OFFSETS["phase"]
+TRICK_NUMBER = OFFSETS["trick_number"]
+LEADER = OFFSETS["trick_leader"]
+CURRENT = OFFSETS["current_trick"]
+PLAYED = OFFSETS["played"]
+PILE = OFFSETS["pile"]
+STREAK = OFFSETS["streak_holder"]
+LIFTED = OFFSETS["lifted"]
+FIRST_LIFT = OFFSETS["first_lift_done"]
+KNOCKS = OFFSETS["knocks"]
+KNOCKING_OVER = OFFSETS["knocking_over"]
+SCORES = OFFSETS["scores"]
+CHOOSER = OFFSETS["chooser"]
+DEALER = OFFSETS["dealer"]
+TURNED = OFFSETS["turned"]
+DECLARED = OFFSETS["declared"]
+_SHAPES = {
+    "current_trick": (4, 52),
+    "played": (4, 52),
+    "lifted": (2, 14),
+    "knocks": (4, 4),
+    "scores": (2, MAX_SCORE + 1),
+}
+
+
+def decode_observation(vec: np.ndarray) -> dict[str, np.ndarray]:
+    """Split an observation vector into its named parts (2-D where the part is a table)."""
+    vec = np.asarray(vec)
+    if vec.shape != (OBSERVATION_SIZE,):
+        raise ValueError(f"observation must have shape ({OBSERVATION_SIZE},), got {vec.shape}")
+    parts = {}
+    for name, size in OBSERVATION_PARTS:
+        part = vec[OFFSETS[name] : OFFSETS[name] + size]
+        parts[name] = part.reshape(_SHAPES[name]) if name in _SHAPES else part
+    return parts
+
+
+def _action_names(size: int) -> tuple[str, ...]:
+    names = [f"play {CODES[c]}" for c in range(52)] + [f"trump {s}" for s in SUITS] + ["knock"]
+    if size > NUM_ACTIONS:
+        names += [f"play {CODES[c]} turned" for c in range(26)] + ["declare supporter"]
+    return tuple(names)
+
+
+_OPTION_KEYS = frozenset({"deck", "decks", "chooser", "dealer"})
+
+
+def env(**kwargs: Any):
+    """The wrapped env (order enforcing; ``illegal_action="terminate"`` adds PettingZoo's illegal-move wrapper)."""
+    illegal_action = kwargs.pop("illegal_action", "raise")
+    return wrap_env(raw_env(**kwargs), illegal_action=illegal_action)
+
+
+class raw_env(CardGameEnv):  # noqa: N801 (PettingZoo convention)
+    """RING RANG as a PettingZoo AEC env (see the module docstring)."""
+
+    metadata: ClassVar[dict[str, Any]] = {
+        "name": "ring_rang_v0",
+        "render_modes": ["ansi", "human"],
+        "is_parallelizable": False,
+    }
+    observation_size = OBSERVATION_SIZE
+
+    def __init__(
+        self,
+        episode: str = "game",
+        knocking: bool = True,
+        signals: bool = False,
+        declarations: bool = False,
+        stop_when_decided: bool = False,
+        shaping: float = 0.0,
+        render_mode: str | None = None,
+    ):
+        self._settings = {
+            "episode": episode,
+            "knocking": knocking,
+            "signals": signals,
+            "declarations": declarations,
+            "stop_when_decided": stop_when_decided,
+            "shaping": shaping,
+        }
+        RingRangGame(np.random.default_rng(0), chooser=0, **self._settings)  # validates the settings
+        self.action_names = _action_names(NUM_ACTIONS_VARIANTS if signals or declarations else NUM_ACTIONS)
+        super().__init__(4, render_mode)
+        self._obs = [np.zeros(OBSERVATION_SIZE, np.float32) for _ in range(4)]
+        self._num_actions = len(self.action_names)
+
+    # ----------------------------------------------------------------- hooks
+    def _make_game(self, rng: np.random.Generator, options: dict[str, Any]) -> RingRangGame:
+        unknown = set(options) - _OPTION_KEYS
+        if unknown:
+            raise ValueError(f"unknown option(s) {sorted(unknown)}; ring_rang_v0 accepts {sorted(_OPTION_KEYS)}")
+        if "deck" in options and "decks" in options:
+            raise ValueError("give option 'deck' or 'decks', not both")
+        decks = [options["deck"]] if "deck" in options else options.get("decks")
+        chooser = options.get("chooser")
+        if "dealer" in options:
+            dealer = options["dealer"]
+            if isinstance(dealer, bool) or not isinstance(dealer, (int, np.integer)) or not 0 <= dealer < 4:
+                raise ValueError(f"option 'dealer' must be a seat 0..3, got {dealer!r}")
+            if chooser is not None and chooser != (dealer + 1) % 4:
+                raise ValueError(f"option 'dealer' {dealer} must sit to the right of 'chooser' {chooser}")
+            chooser = (int(dealer) + 1) % 4
+        return RingRangGame(rng, chooser=chooser, decks=decks, **self._settings)
+
+    def _seat_to_act(self) -> int:
+        return self.game.to_act
+
+    def _legal_mask(self) -> np.ndarray:
+        mask = np.zeros(self._num_actions, np.int8)
+        mask[self.game.legal_actions()] = 1
+        return mask
+
+    def _apply(self, action: int) -> Outcome:
+        game = self.game
+        seat = game.to_act
+        round_number = game.round_number
+        tricks = game.tricks_played
+        knock_ended = game.knock_ended
+        rewards = game.apply(action)
+        if game.round_number != round_number or game.phase != PHASE_PLAY or ACTION_TRUMP <= action < ACTION_KNOCK:
+            self._rebuild_observations()
+        elif action < 52 or ACTION_TURNED <= action < ACTION_DECLARE:
+            card = action if action < 52 else action - ACTION_TURNED
+            self._observe_play(seat, card, action >= ACTION_TURNED, game.tricks_played != tricks)
+            if game.knock_ended != knock_ended:
+                for obs in self._obs:
+                    obs[KNOCKING_OVER] = 1.0
+        elif action == ACTION_KNOCK:
+            self._observe_knock(game)
+        else:
+            for viewer, obs in enumerate(self._obs):
+                obs[DECLARED + ((seat - viewer) & 3)] = 1.0
+        if game.over:
+            return Outcome(rewards=rewards, finished=(0, 1, 2, 3))
+        if rewards is not None:
+            return Outcome(rewards=rewards)
+        return NOTHING
+
+    def _observe(self, seat: int) -> np.ndarray:
+        return self._obs[seat].copy()
+
+    # ---------------------------------------------------------- observation
+    def _observe_play(self, seat: int, card: int, turned: bool, trick_done: bool) -> None:
+        """Incremental update of all four views after ``seat`` played ``card``."""
+        game = self.game
+        self._obs[seat][HAND + card] = 0.0
+        if trick_done:
+            for viewer, obs in enumerate(self._obs):
+                obs[PLAYED + ((seat - viewer) & 3) * 52 + card] = 1.0
+                if turned:
+                    obs[TURNED + card] = 1.0
+                obs[LEADER : LEADER + 4] = 0.0
+                obs[CURRENT : CURRENT + 208] = 0.0
+                self._write_trick_counters(obs, viewer, game)
+            return
+        first = len(game.trick_cards) == 1
+        for viewer, obs in enumerate(self._obs):
+            rel = (seat - viewer) & 3
+            obs[PLAYED + rel * 52 + card] = 1.0
+            obs[CURRENT + rel * 52 + card] = 1.0
+            if first:
+                obs[LEADER + rel] = 1.0
+            if turned:
+                obs[TURNED + card] = 1.0
+
+    @staticmethod
+    def _write_trick_counters(obs: np.ndarray, viewer: int, game: RingRangGame) -> None:
+        """Trick number, pile, streak and lifted counts (they change only when a trick ends)."""
+        obs[TRICK_NUMBER : TRICK_NUMBER + 13] = 0.0
+        obs[TRICK_NUMBER + min(game.tricks_played, 12)] = 1.0
+        obs[PILE : PILE + 13] = 0.0
+        obs[PILE + min(game.pile, 12)] = 1.0
+        obs[STREAK : STREAK + 4] = 0.0
+        if game.streak >= 0:
+            obs[STREAK + ((game.streak - viewer) & 3)] = 1.0
+        obs[LIFTED : LIFTED + 28] = 0.0
+        own = viewer & 1
+        obs[LIFTED + game.lifted[own]] = 1.0
+        obs[LIFTED + 14 + game.lifted[1 - own]] = 1.0
+        obs[FIRST_LIFT] = float(game.lifted_any)
+
+    @staticmethod
+    def _write_knocks(obs: np.ndarray, viewer: int, game: RingRangGame) -> None:
+        obs[KNOCKS : KNOCKS + 16] = 0.0
+        for honour, knocker in enumerate(game.knockers):
+            if knocker >= 0:
+                obs[KNOCKS + honour * 4 + ((knocker - viewer) & 3)] = 1.0
+        obs[KNOCKING_OVER] = float(game.knock_ended)
+
+    def _observe_knock(self, game: RingRangGame) -> None:
+        for viewer, obs in enumerate(self._obs):
+            self._write_knocks(obs, viewer, game)
+
+    def _rebuild_observations(self) -> None:
+        for viewer in range(4):
+            self._obs[viewer] = self._full_observation(viewer)
+
+    def _full_observation(self, viewer: int) -> np.ndarray:
+        """The view of ``viewer`` built from scratch (the incremental updates must agree with it)."""
+        game = self.game
+        obs = np.zeros(OBSERVATION_SIZE, np.float32)
+        for card in bits_to_cards(game.hands[viewer]):
+            obs[HAND + card] = 1.0
+        if game.trump >= 0:
+            obs[TRUMP + game.trump] = 1.0
+        obs[PHASE + game.phase] = 1.0
+        for _leader, cards, _winner, _lift in game.history:
+            self._mark_trick(obs, viewer, _leader, cards, PLAYED)
+        if game.trick_cards:
+            self._mark_trick(obs, viewer, game.leader, game.trick_cards, PLAYED)
+            self._mark_trick(obs, viewer, game.leader, game.trick_cards, CURRENT)
+            obs[LEADER + ((game.leader - viewer) & 3)] = 1.0
+        self._write_trick_counters(obs, viewer, game)
+        self._write_knocks(obs, viewer, game)
+        own = viewer & 1
+        obs[SCORES + min(game.scores[own], MAX_SCORE)] = 1.0
+        obs[SCORES + MAX_SCORE + 1 + min(game.scores[1 - own], MAX_SCORE)] = 1.0
+        obs[CHOOSER + ((game.chooser - viewer) & 3)] = 1.0
+        obs[DEALER + ((game.dealer - viewer) & 3)] = 1.0
+        for card in bits_to_cards(game.turned):
+            obs[TURNED + card] = 1.0
+        for seat, flag in enumerate(game.declared):
+            if flag:
+                obs[DECLARED + ((seat - viewer) & 3)] = 1.0
+        return obs
+
+    @staticmethod
+    def _mark_trick(obs: np.ndarray, viewer: int, leader: int, cards: Any, part: int) -> None:
+        for i, card in enumerate(cards):
+            obs[part + ((leader + i - viewer) & 3) * 52 + card] = 1.0
+
+    # ------------------------------------------------------------ the loop
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        super().reset(seed=seed, options=options)
+        self._rebuild_observations()
+
+    def restore(self, snap: dict[str, Any] | str) -> None:
+        super().restore(snap)
+        self.game.rng = self._rng if self._rng is not None else np.random.default_rng()
+        self._rebuild_observations()
+
+    def state(self) -> np.ndarray:
+        """Full state for centralized critics: the 4 hands (absolute seats), then player_0's view."""
+        hands = np.zeros(4 * 52, np.float32)
+        for seat, hand in enumerate(self.game.hands):
+            for card in bits_to_cards(hand):
+                hands[seat * 52 + card] = 1.0
+        return np.concatenate([hands, self._obs[0]])
+
+    # ------------------------------------------------------------- history
+    @property
+    def history(self) -> list[dict[str, Any]]:
+        """The tricks of the current round: leader, cards (codes, in play order), winner, lifted count."""
+        return [
+            {"leader": leader, "cards": [CODES[c] for c in cards], "winner": winner, "lifted": lift}
+            for leader, cards, winner, lift in self.game.history
+        ]
+
+    @property
+    def rounds(self) -> list[dict[str, Any]]:
+        """Finished rounds: chooser, trump, lifted per team, winner team, points, next chooser, tricks."""
+        return [
+            dict(r, history=[{"leader": t[0], "cards": [CODES[c] for c in t[1]], "winner": t[2], "lifted": t[3]}
+                             for t in r["history"]])
+            for r in self.game.rounds
+        ]
+
+    # ------------------------------------------------------------- snapshot
+    def _game_to_json(self) -> dict[str, Any]:
+        return self.game.to_json()
+
+    def _game_from_json(self, data: dict[str, Any]) -> RingRangGame:
+        return RingRangGame.from_json(data)
+
+    # ---------------------------------------------------------------- text
+    def observation_text(self, agent: str) -> str:
+        """What ``agent`` may know, as text (the same content as its observation)."""
+        viewer = self._agent_seat[agent]
+        game = self.game
+        names = ["me", "left", "partner", "right"]
+
+        def who(seat: int) -> str:
+            return names[(seat - viewer) & 3]
+
+        lines = [
+            f"{agent}: phase {PHASE_NAMES[game.phase]}, trick {min(game.tricks_played + 1, 13)}/13, "
+            f"chooser {who(game.chooser)}, dealer {who(game.dealer)}",
+            f"trump: {SUIT_SYMBOLS[game.trump] if game.trump >= 0 else '-'}",
+            "hand: " + _cards_text(game.hands[viewer]),
+        ]
+        if game.trick_cards:
+            lines.append(
+                "trick: " + " ".join(f"{who(game.leader + i)}:{pretty(c)}" for i, c in enumerate(game.trick_cards))
+            )
+        own = viewer & 1
+        lines.append(
+            f"pile {game.pile}, streak {who(game.streak) if game.streak >= 0 else '-'}, "
+            f"lifted us {game.lifted[own]} them {game.lifted[1 - own]}, "
+            f"first lift {'done' if game.lifted_any else 'not yet'}"
+        )
+        knocks = [f"{HONOUR_NAMES[h]} by {who(s)}" for h, s in enumerate(game.knockers) if s >= 0]
+        lines.append("knocks: " + (", ".join(knocks) or "none") + (" (over)" if game.knock_ended else ""))
+        lines.append(f"score us {game.scores[own]} them {game.scores[1 - own]}")
+        for number, (leader, cards, winner, lift) in enumerate(game.history, 1):
+            played = " ".join(f"{who(leader + i)}:{pretty(c)}" for i, c in enumerate(cards))
+            lines.append(f"  {number}: {played} -> {who(winner)}" + (f" lifts {lift}" if lift else ""))
+        return "\n".join(lines)
+
+    def _render_text(self) -> str:
+        game = self.game
+        lines = [
+            f"RING RANG round {game.round_number + 1}, phase {PHASE_NAMES[game.phase]}, "
+            f"score {game.scores[0]}:{game.scores[1]}, chooser player_{game.chooser}, dealer player_{game.dealer}, "
+            f"trump {SUIT_SYMBOLS[game.trump] if game.trump >= 0 else '-'}"
+        ]
+        for seat in range(4):
+            mark = "*" if seat == game.to_act and not game.over else " "
+            lines.append(f"{mark}player_{seat}: {_cards_text(game.hands[seat])}")
+        if game.trick_cards:
+            lines.append(
+                "trick: " + " ".join(f"p{(game.leader + i) & 3}:{pretty(c)}" for i, c in enumerate(game.trick_cards))
+            )
+        knocks = [f"{HONOUR_NAMES[h]}:p{s}" for h, s in enumerate(game.knockers) if s >= 0]
+        lines.append(
+            f"tricks {game.tricks_played}, pile {game.pile}, lifted {game.lifted[0]}:{game.lifted[1]}, "
+            f"knocks {' '.join(knocks) or '-'}"
+        )
+        if game.history:
+            leader, cards, winner, lift = game.history[-1]
+            played = " ".join(f"p{(leader + i) & 3}:{pretty(c)}" for i, c in enumerate(cards))
+            lines.append(f"last trick: {played} -> player_{winner}" + (f" lifts {lift}" if lift else ""))
+        return "\n".join(lines)
+
+
+def _cards_text(hand: int) -> str:
+    cards = bits_to_cards(hand)
+    by_suit = [" ".join(pretty(c) for c in reversed(cards) if c // 13 == s) for s in range(4)]
+    return "  ".join(part for part in by_suit if part) or "-"
+
