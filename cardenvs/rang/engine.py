@@ -1,0 +1,502 @@
+"""The Rang rules engine: plain state, small explicit transitions, no RL imports.
+
+Rules: ../../docs/rang.md (the contract is shared/RULES.md "Game 1: Rang").
+Decisions taken where the texts are silent (also listed in docs/rang.md):
+
+- A play of rank kind ``k`` plays the lowest card index of that rank in the
+  hand (suits play no part, so which copy leaves the hand does not matter).
+- The discard after an automatic draw may be any card of the hand, the card
+  just drawn included.
+- A player with no card in hand who is unable to play (only possible after an
+  exhausted stock) draws and keeps, like the one-card exception.
+- Contested going out: if the next player still in cannot play on the last
+  card, the deal ends at once: that player does not draw or discard.
+- If the player who went out is to draw 2 after an answer but there is not a
+  single card to draw, the going out stands and the deal ends (they score 0).
+- The play pile part of the observation is the current play pile (cards
+  played since the last stock rebuild); a player's own discards are
+  remembered for the whole deal.
+- Turn limit: every turn (a play, a draw with or without discard, a pass)
+  counts; a deal whose count exceeds ``max_turns_per_deal`` is truncated.
+
+Hands are kept per rank kind (0..12 = ranks 2..A, 13 = Joker) as sorted lists
+of card indices, plus a 14-bit mask of the kinds held, so legality is one AND
+with a precomputed table. The stock is a list whose END is its top card.
+"""
+
+from __future__ import annotations
+
+from bisect import insort
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..cards import JOKER, NUM_RANKS, card_code, parse_deck, standard_deck
+
+NUM_KINDS = 14  # ranks 2..A and the Joker
+JOKER_KIND = 13
+ACE_KIND = 12
+NUM_ACTIONS = 28
+DISCARD_OFFSET = 14
+HAND_SIZE = 5
+ELIMINATION_TOTAL = 100
+DEFAULT_MAX_TURNS_PER_DEAL = 2000
+
+PLAY, PLAY_AFTER_JOKER, DISCARD = 0, 1, 2
+PHASE_NAMES = ("play", "play after Joker", "discard")
+
+# Points of a card kind left in hand: 2..10 face, J/Q/K 10, A 11, Joker 15.
+KIND_POINTS = (2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10, 11, 15)
+# Value for the +-1 rule: Ace low (A=1), 2..10, J=11, Q=12, K=13.
+KIND_VALUE = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 1)
+ALL_KINDS = (1 << NUM_KINDS) - 1
+
+
+def _playable_on(top: int) -> int:
+    """14-bit mask of the kinds playable on a top card of kind ``top``."""
+    if top == JOKER_KIND:
+        return ALL_KINDS
+    bits = (1 << ACE_KIND) | (1 << JOKER_KIND)
+    for kind in range(NUM_RANKS):
+        if abs(KIND_VALUE[kind] - KIND_VALUE[top]) <= 1:
+            bits |= 1 << kind
+    return bits
+
+
+PLAYABLE_ON: tuple[int, ...] = tuple(_playable_on(top) for top in range(NUM_KINDS))
+BIT_KINDS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(k for k in range(NUM_KINDS) if bits >> k & 1) for bits in range(1 << NUM_KINDS)
+)
+DECK_54 = standard_deck(1, 2)
+DECK_108 = standard_deck(2, 4)
+
+
+def kind_of(card: int) -> int:
+    return JOKER_KIND if card == JOKER else card % NUM_RANKS
+
+
+def deck_size_for(players_in: int) -> int:
+    """54 cards for 2-4 players still in, 108 for 5 or more."""
+    return 108 if players_in >= 5 else 54
+
+
+def parse_rang_deck(deck: Any, name: str) -> list[int]:
+    """A 54- or 108-card Rang deck (codes or indices), checked card by card."""
+    if isinstance(deck, (str, bytes)) or not hasattr(deck, "__len__"):
+        raise ValueError(f"{name} must be a list of card codes, got {type(deck).__name__}")
+    if len(deck) == 54:
+        return parse_deck(deck, DECK_54, name)
+    if len(deck) == 108:
+        return parse_deck(deck, DECK_108, name)
+    raise ValueError(f"{name} has {len(deck)} cards; a Rang deck has 54 (2-4 players) or 108 (5+ players)")
+
+
+class DealEnd(NamedTuple):
+    """Reported by :meth:`RangGame.apply` when a deal ends (or is truncated)."""
+
+    went_out: int  # seat that went out, -1 when truncated
+    points: tuple[int, ...]  # per seat, points of this deal (0 for players not in)
+    eliminated: tuple[int, ...]  # seats that left the game with this deal
+    winner: int  # last player standing, -1 while the match goes on
+    truncated: bool
+
+
+class RangGame:
+    """A Rang match (or a single deal) in progress. Mutated in place by :meth:`apply`."""
+
+    __slots__ = (
+        "num_players", "single_deal", "max_turns_per_deal", "rng", "totals", "alive", "dealer",
+        "deck_size", "hands", "hand_size", "hand_bits", "stock", "discard", "pile", "top", "pile_counts",
+        "own_discards", "phase", "current", "out_seat", "turns", "deal_number", "given_decks",
+        "deal_over", "match_over", "truncated", "went_out", "last_points", "last_eliminated", "log",
+    )  # fmt: skip
+
+    # ------------------------------------------------------------ creation
+    @classmethod
+    def new(
+        cls,
+        num_players: int,
+        rng: np.random.Generator,
+        dealer: int = 0,
+        decks: list[list[int]] | None = None,
+        single_deal: bool = False,
+        max_turns_per_deal: int = DEFAULT_MAX_TURNS_PER_DEAL,
+        log: bool = False,
+    ) -> RangGame:
+        """A new match with the first deal done. ``decks`` are parsed decks (see :func:`parse_rang_deck`)."""
+        if not 2 <= num_players <= 10:
+            raise ValueError(f"num_players must be 2..10, got {num_players}")
+        game = cls()
+        game.num_players = num_players
+        game.single_deal = single_deal
+        game.max_turns_per_deal = max_turns_per_deal
+        game.rng = rng
+        game.totals = [0] * num_players
+        game.alive = [True] * num_players
+        game.given_decks = [list(d) for d in decks or ()]
+        game.deal_number = 0
+        game.match_over = False
+        game.went_out = -1
+        game.last_points = None
+        game.last_eliminated = ()
+        game.log = [] if log else None
+        game._deal(dealer)
+        return game
+
+    def clone(self, rng: np.random.Generator | None = None) -> RangGame:
+        """A fast independent copy (the RNG is copied unless one is given)."""
+        other = RangGame.__new__(RangGame)
+        for name in ("num_players", "single_deal", "max_turns_per_deal", "dealer", "deck_size", "top", "phase",
+                     "current", "out_seat", "turns", "deal_number", "deal_over", "match_over", "truncated",
+                     "went_out", "last_points", "last_eliminated"):  # fmt: skip
+            setattr(other, name, getattr(self, name))
+        other.totals = self.totals[:]
+        other.alive = self.alive[:]
+        other.hands = [[cards[:] for cards in hand] for hand in self.hands]
+        other.hand_size = self.hand_size[:]
+        other.hand_bits = self.hand_bits[:]
+        other.stock = self.stock[:]
+        other.discard = self.discard[:]
+        other.pile = self.pile[:]
+        other.pile_counts = self.pile_counts[:]
+        other.own_discards = [counts[:] for counts in self.own_discards]
+        other.given_decks = [deck[:] for deck in self.given_decks]
+        other.log = None if self.log is None else self.log[:]
+        if rng is None:
+            rng = np.random.Generator(type(self.rng.bit_generator)())
+            rng.bit_generator.state = self.rng.bit_generator.state
+        other.rng = rng
+        return other
+
+    # -------------------------------------------------------------- helpers
+    def next_alive(self, seat: int) -> int:
+        """The next player still in the game clockwise from ``seat``."""
+        n = self.num_players
+        alive = self.alive
+        seat = (seat + 1) % n
+        while not alive[seat]:
+            seat = (seat + 1) % n
+        return seat
+
+    def players_in(self) -> int:
+        return sum(self.alive)
+
+    def _take_deck(self, size: int) -> list[int]:
+        for i, deck in enumerate(self.given_decks):
+            if len(deck) == size:
+                return self.given_decks.pop(i)
+        deck = list(DECK_108 if size == 108 else DECK_54)
+        return [deck[i] for i in self.rng.permutation(size).tolist()]
+
+    def _give(self, seat: int, card: int) -> None:
+        kind = JOKER_KIND if card == JOKER else card % NUM_RANKS
+        cards = self.hands[seat][kind]
+        if cards:
+            insort(cards, card)
+        else:
+            cards.append(card)
+            self.hand_bits[seat] |= 1 << kind
+        self.hand_size[seat] += 1
+
+    def _take(self, seat: int, kind: int) -> int:
+        cards = self.hands[seat][kind]
+        card = cards.pop(0)
+        if not cards:
+            self.hand_bits[seat] &= ~(1 << kind)
+        self.hand_size[seat] -= 1
+        return card
+
+    def _deal(self, dealer: int) -> None:
+        n = self.num_players
+        self.dealer = dealer
+        self.deal_number += 1
+        self.deck_size = size = deck_size_for(self.players_in())
+        deck = self._take_deck(size)
+        self.hands = [[[] for _ in range(NUM_KINDS)] for _ in range(n)]
+        self.hand_size = [0] * n
+        self.hand_bits = [0] * n
+        self.own_discards = [[0] * NUM_KINDS for _ in range(n)]
+        position = 0
+        seat = dealer
+        for _ in range(self.players_in()):
+            seat = self.next_alive(seat)
+            for card in deck[position : position + HAND_SIZE]:
+                self._give(seat, card)
+            position += HAND_SIZE
+        start = deck[position]
+        self.pile = [start]
+        self.top = kind_of(start)
+        self.pile_counts = [0] * NUM_KINDS
+        self.pile_counts[self.top] = 1
+        self.stock = deck[:position:-1]  # the rest, top card last
+        self.discard = []
+        self.phase = PLAY
+        self.out_seat = -1
+        self.turns = 0
+        self.deal_over = False
+        self.truncated = False
+        self.went_out = -1
+        if self.log is not None:
+            self.log.append(("deal", dealer, size, start))
+        self._next_turn(dealer)
+
+    def _draw(self, seat: int) -> bool:
+        """Draw the stock's top card into ``seat``'s hand, rebuilding the stock if needed."""
+        if not self.stock:
+            pile = self.pile
+            refill = self.discard + pile[:-1]
+            if not refill:
+                return False
+            self.stock = [refill[i] for i in self.rng.permutation(len(refill)).tolist()]
+            self.discard = []
+            self.pile = pile[-1:]
+            self.pile_counts = [0] * NUM_KINDS
+            self.pile_counts[self.top] = 1
+            if self.log is not None:
+                self.log.append(("rebuild", len(self.stock)))
+        card = self.stock.pop()
+        self._give(seat, card)
+        if self.log is not None:
+            self.log.append(("draw", seat, card))
+        return True
+
+    # ---------------------------------------------------------- transitions
+    def _next_turn(self, seat: int) -> None:
+        """Pass the turn on from ``seat``: automatic draws and passes until someone must decide."""
+        while True:
+            self.turns += 1
+            if self.turns > self.max_turns_per_deal:
+                self.truncated = True
+                self.deal_over = True
+                self.match_over = True
+                return
+            seat = self.next_alive(seat)
+            if self.hand_bits[seat] & PLAYABLE_ON[self.top]:
+                self.current = seat
+                self.phase = PLAY
+                return
+            held = self.hand_size[seat]
+            if not self._draw(seat):
+                if self.log is not None:
+                    self.log.append(("pass", seat))
+                continue
+            if held >= 2:
+                self.current = seat
+                self.phase = DISCARD
+                return
+            # exactly one card (or none) before drawing: keep it, no discard
+
+    def _after_play(self, seat: int) -> None:
+        """A play (with the free card after any Joker) is complete."""
+        out = self.out_seat
+        if out >= 0:  # this play answered a player who went out: they draw 2 and are back in
+            self.out_seat = -1
+            drew = self._draw(out)
+            drew = self._draw(out) or drew
+            if not drew:
+                self._end_deal(out)
+                return
+            if self.log is not None:
+                self.log.append(("back", out))
+        if self.hand_size[seat] == 0:
+            self.turns += 1
+            answerer = self.next_alive(seat)
+            if self.log is not None:
+                self.log.append(("out", seat))
+            if self.hand_bits[answerer] & PLAYABLE_ON[self.top]:
+                self.out_seat = seat
+                self.current = answerer
+                self.phase = PLAY
+                return
+            self._end_deal(seat)
+            return
+        self._next_turn(seat)
+
+    def _end_deal(self, went_out: int) -> None:
+        n = self.num_players
+        points = [0] * n
+        for seat in range(n):
+            if self.alive[seat] and seat != went_out:
+                hand = self.hands[seat]
+                points[seat] = sum(KIND_POINTS[k] * len(hand[k]) for k in range(NUM_KINDS))
+        eliminated = []
+        for seat in range(n):
+            if self.alive[seat]:
+                self.totals[seat] += points[seat]
+                if self.totals[seat] >= ELIMINATION_TOTAL:
+                    eliminated.append(seat)
+        self.went_out = went_out
+        self.last_points = tuple(points)
+        self.last_eliminated = tuple(eliminated)
+        self.deal_over = True
+        if self.log is not None:
+            self.log.append(("end", went_out, tuple(points)))
+        if self.single_deal:
+            self.match_over = True
+            return
+        for seat in eliminated:
+            self.alive[seat] = False
+        if self.players_in() == 1:
+            self.match_over = True
+            return
+        self._deal(self.next_alive(self.dealer))
+
+    # ------------------------------------------------------------- the API
+    def legal_bits(self) -> int:
+        """28-bit mask of the legal actions (0 when the match is over)."""
+        if self.match_over:
+            return 0
+        bits = self.hand_bits[self.current]
+        if self.phase == PLAY:
+            return bits & PLAYABLE_ON[self.top]
+        if self.phase == PLAY_AFTER_JOKER:
+            return bits
+        return bits << DISCARD_OFFSET
+
+    def legal_actions(self) -> list[int]:
+        if self.match_over:
+            return []
+        bits = self.hand_bits[self.current]
+        if self.phase == PLAY:
+            return list(BIT_KINDS[bits & PLAYABLE_ON[self.top]])
+        if self.phase == PLAY_AFTER_JOKER:
+            return list(BIT_KINDS[bits])
+        return [k + DISCARD_OFFSET for k in BIT_KINDS[bits]]
+
+    def apply(self, action: int) -> DealEnd | None:
+        """Apply a legal action of the player to act. Returns a :class:`DealEnd` when a deal ended.
+
+        The caller checks legality (:meth:`legal_bits`); an illegal action raises ValueError
+        before anything changes.
+        """
+        if not self.legal_bits() >> action & 1:
+            raise ValueError(f"illegal Rang action {action}; legal: {self.legal_actions()}")
+        seat = self.current
+        deal_number = self.deal_number
+        if self.phase == DISCARD:
+            kind = action - DISCARD_OFFSET
+            card = self._take(seat, kind)
+            self.discard.append(card)
+            self.own_discards[seat][kind] += 1
+            self.phase = PLAY
+            if self.log is not None:
+                self.log.append(("discard", seat, card))
+            self._next_turn(seat)
+        else:
+            card = self._take(seat, action)
+            self.pile.append(card)
+            self.top = action
+            self.pile_counts[action] += 1
+            if self.log is not None:
+                self.log.append(("play", seat, card))
+            if action == JOKER_KIND and self.hand_size[seat]:
+                self.phase = PLAY_AFTER_JOKER
+                return None
+            self.phase = PLAY
+            self._after_play(seat)
+        if self.deal_number == deal_number and not self.deal_over:
+            return None
+        return self._deal_end_report()
+
+    def _deal_end_report(self) -> DealEnd:
+        n = self.num_players
+        if self.truncated:
+            return DealEnd(-1, (0,) * n, (), -1, True)
+        winner = -1
+        if self.match_over and not self.single_deal:
+            winner = self.alive.index(True)
+        return DealEnd(self.went_out, self.last_points, self.last_eliminated, winner, False)
+
+    @property
+    def done(self) -> bool:
+        return self.match_over
+
+    def hand_cards(self, seat: int) -> list[int]:
+        """The cards of a hand, sorted by kind then card index."""
+        return [card for cards in self.hands[seat] for card in cards]
+
+    def hand_counts(self, seat: int) -> list[int]:
+        return [len(cards) for cards in self.hands[seat]]
+
+    def points_in_hand(self, seat: int) -> int:
+        return sum(KIND_POINTS[k] * len(c) for k, c in enumerate(self.hands[seat]))
+
+    # ----------------------------------------------------------- snapshots
+    def to_json(self) -> dict[str, Any]:
+        """The whole state as JSON data (the RNG is the caller's; see :meth:`from_json`)."""
+        return {
+            "num_players": self.num_players,
+            "single_deal": self.single_deal,
+            "max_turns_per_deal": self.max_turns_per_deal,
+            "totals": self.totals[:],
+            "alive": self.alive[:],
+            "dealer": self.dealer,
+            "deck_size": self.deck_size,
+            "hands": [[card_code(c) for c in self.hand_cards(s)] for s in range(self.num_players)],
+            "stock_top_first": [card_code(c) for c in reversed(self.stock)],
+            "discard": [card_code(c) for c in self.discard],
+            "pile": [card_code(c) for c in self.pile],
+            "own_discards": [counts[:] for counts in self.own_discards],
+            "phase": self.phase,
+            "current": self.current,
+            "out_seat": self.out_seat,
+            "turns": self.turns,
+            "deal_number": self.deal_number,
+            "given_decks": [[card_code(c) for c in deck] for deck in self.given_decks],
+            "deal_over": self.deal_over,
+            "match_over": self.match_over,
+            "truncated": self.truncated,
+            "went_out": self.went_out,
+            "last_points": None if self.last_points is None else list(self.last_points),
+            "last_eliminated": list(self.last_eliminated),
+            "log": None if self.log is None else [list(e) for e in self.log],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], rng: np.random.Generator) -> RangGame:
+        from ..cards import parse_card
+
+        game = cls()
+        n = game.num_players = int(data["num_players"])
+        game.single_deal = bool(data["single_deal"])
+        game.max_turns_per_deal = int(data["max_turns_per_deal"])
+        game.rng = rng
+        game.totals = [int(t) for t in data["totals"]]
+        game.alive = [bool(a) for a in data["alive"]]
+        game.dealer = int(data["dealer"])
+        game.deck_size = int(data["deck_size"])
+        game.hands = [[[] for _ in range(NUM_KINDS)] for _ in range(n)]
+        game.hand_size = [0] * n
+        game.hand_bits = [0] * n
+        if len(data["hands"]) != n or len(game.totals) != n or len(game.alive) != n:
+            raise ValueError("hands/totals/alive do not match num_players")
+        for seat, hand in enumerate(data["hands"]):
+            for code in hand:
+                game._give(seat, parse_card(code))
+        game.stock = [parse_card(c) for c in reversed(data["stock_top_first"])]
+        game.discard = [parse_card(c) for c in data["discard"]]
+        game.pile = [parse_card(c) for c in data["pile"]]
+        if not game.pile:
+            raise ValueError("empty play pile")
+        game.top = kind_of(game.pile[-1])
+        game.pile_counts = [0] * NUM_KINDS
+        for card in game.pile:
+            game.pile_counts[kind_of(card)] += 1
+        game.own_discards = [[int(x) for x in counts] for counts in data["own_discards"]]
+        game.phase = int(data["phase"])
+        game.current = int(data["current"])
+        game.out_seat = int(data["out_seat"])
+        game.turns = int(data["turns"])
+        game.deal_number = int(data["deal_number"])
+        game.given_decks = [[parse_card(c) for c in deck] for deck in data["given_decks"]]
+        game.deal_over = bool(data["deal_over"])
+        game.match_over = bool(data["match_over"])
+        game.truncated = bool(data["truncated"])
+        game.went_out = int(data["went_out"])
+        game.last_points = None if data["last_points"] is None else tuple(int(p) for p in data["last_points"])
+        game.last_eliminated = tuple(int(s) for s in data["last_eliminated"])
+        game.log = None if data["log"] is None else [tuple(e) for e in data["log"]]
+        total = sum(game.hand_size) + len(game.stock) + len(game.discard) + len(game.pile)
+        if total != game.deck_size or game.phase not in (PLAY, PLAY_AFTER_JOKER, DISCARD):
+            raise ValueError("inconsistent Rang state (card count or phase)")
+        return game
