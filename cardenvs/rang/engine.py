@@ -235,7 +235,6 @@ class RangGame:
         self.turns = 0
         self.deal_over = False
         self.truncated = False
-        self.went_out = -1
         if self.log is not None:
             self.log.append(("deal", dealer, size, start))
         self._next_turn(dealer)
@@ -500,3 +499,52 @@ class RangGame:
         if total != game.deck_size or game.phase not in (PLAY, PLAY_AFTER_JOKER, DISCARD):
             raise ValueError("inconsistent Rang state (card count or phase)")
         return game
+
+
+def arrange_deck(
+    hands: dict[int, list[str | int]] | list[list[str | int]],
+    start: str | int,
+    stock: list[str | int] = (),  # type: ignore[assignment]
+    dealer: int = 0,
+    num_players: int | None = None,
+    alive: list[bool] | None = None,
+) -> list[str]:
+    """A deck (codes, top first) that deals the given hands, start card and stock top.
+
+    ``hands`` maps seat -> its 5 cards (a list is seats 0..N-1). The deal order is
+    dealer+1, ..., dealer among the players still in (``alive``); after the start
+    card come ``stock`` (top first) and then every unused card in index order.
+    """
+    from collections import Counter
+
+    from ..cards import CODES, parse_card
+
+    if not isinstance(hands, dict):
+        hands = dict(enumerate(hands))
+    n = num_players or len(hands)
+    alive = alive or [True] * n
+    size = deck_size_for(sum(alive))
+    left = Counter(DECK_108 if size == 108 else DECK_54)
+    deck: list[int] = []
+
+    def use(code: str | int) -> None:
+        card = parse_card(code)
+        if left[card] <= 0:
+            raise ValueError(f"card {CODES[card]} used more often than a {size}-card deck holds")
+        left[card] -= 1
+        deck.append(card)
+
+    seat = dealer
+    for _ in range(sum(alive)):
+        seat = (seat + 1) % n
+        while not alive[seat]:
+            seat = (seat + 1) % n
+        if len(hands[seat]) != HAND_SIZE:
+            raise ValueError(f"seat {seat} needs {HAND_SIZE} cards, got {len(hands[seat])}")
+        for code in hands[seat]:
+            use(code)
+    use(start)
+    for code in stock:
+        use(code)
+    deck.extend(sorted(left.elements()))
+    return [CODES[c] for c in deck]
