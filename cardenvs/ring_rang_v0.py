@@ -213,6 +213,7 @@ class raw_env(CardGameEnv):  # noqa: N801 (PettingZoo convention)
 
     # ----------------------------------------------------------------- hooks
     def _make_game(self, rng: np.random.Generator, options: dict[str, Any]) -> RingRangGame:
+        options.pop("options", None)  # PettingZoo's api_test resets with options={"options": 1}
         unknown = set(options) - _OPTION_KEYS
         if unknown:
             raise ValueError(f"unknown option(s) {sorted(unknown)}; ring_rang_v0 accepts {sorted(_OPTION_KEYS)}")
