@@ -59,15 +59,20 @@ def available_agents(game: str) -> list[str]:
     return sorted(AGENTS[game])
 
 
+def check_spec(spec: str, game: str) -> None:
+    """Raise ValueError unless ``spec`` names a known agent of ``game`` (nothing is built)."""
+    name, _ = parse_spec(spec)
+    if game not in AGENTS:
+        raise ValueError(f"unknown game {game!r}; expected one of {GAMES}")
+    if name not in AGENTS[game]:
+        raise ValueError(f"unknown agent {name!r} for {game}; available: {', '.join(sorted(AGENTS[game]))}")
+
+
 def make_agent(spec: str, game: str, seed: int | None = None, **env_info: Any) -> Agent:
     """Build the agent a spec names, for ``game`` (``"ring_rang"`` or ``"rang"``)."""
+    check_spec(spec, game)
     name, params = parse_spec(spec)
-    table = AGENTS.get(game)
-    if table is None:
-        raise ValueError(f"unknown game {game!r}; expected one of {GAMES}")
-    if name not in table:
-        raise ValueError(f"unknown agent {name!r} for {game}; available: {', '.join(sorted(table))}")
-    module_name, _, attr = table[name].partition(":")
+    module_name, _, attr = AGENTS[game][name].partition(":")
     factory = getattr(import_module(module_name), attr)
     try:
         agent = factory(seed=seed, **params, **env_info)

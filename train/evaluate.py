@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from cardenvs.agents.registry import GAMES, make_agent
+from cardenvs.agents.registry import GAMES, check_spec, make_agent
 
 from cardenvs.cards import CODES
 
@@ -55,6 +55,8 @@ class EvalConfig:
             raise ValueError(f"game: expected one of {GAMES}, got {self.game!r}")
         if not isinstance(self.agents, list) or not self.agents or not all(isinstance(a, str) for a in self.agents):
             raise ValueError(f"agents: expected a non-empty list of agent specs, got {self.agents!r}")
+        for spec in self.agents:
+            check_spec(spec_of(spec), self.game)
         bounds = (("deals", self.deals, 1), ("workers", self.workers, 1), ("num_players", self.num_players, 2))
         for name, value, low in bounds:
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
@@ -63,8 +65,8 @@ class EvalConfig:
             raise ValueError(f"unit: expected 'deal' or 'game', got {self.unit!r}")
         if self.game == "rang" and not 2 <= self.num_players <= 10:
             raise ValueError(f"num_players: Rang takes 2..10 players, got {self.num_players}")
-        if self.game == "rang" and len(set(self.agents)) > self.num_players:
-            raise ValueError(f"agents: {len(set(self.agents))} agents do not fit {self.num_players} seats")
+        if self.game == "rang" and len(self.agents) > self.num_players:
+            raise ValueError(f"agents: {len(self.agents)} agents do not fit {self.num_players} seats")
 
 
 @dataclass
@@ -82,9 +84,18 @@ class Record:
 
 
 # ---------------------------------------------------------------- line-ups
+def agent_labels(agents: Sequence[str]) -> list[str]:
+    """One label per line-up entry: the spec, with ``#i`` added where a spec is repeated."""
+    return [a if agents.count(a) == 1 else f"{a}#{i}" for i, a in enumerate(agents)]
+
+
+def spec_of(label: str) -> str:
+    return label.split("#", 1)[0]
+
+
 def arrangements(config: EvalConfig) -> list[list[str]]:
-    """The seat arrangements every deal is played in."""
-    agents = config.agents
+    """The seat arrangements (agent labels per seat) every deal is played in."""
+    agents = agent_labels(config.agents)
     if config.game == "ring_rang":
         pairs = [(agents[0], agents[0])] if len(agents) == 1 else list(itertools.combinations(agents, 2))
         # Duplicate form: each pairing plays each deal twice, the teams swapping seats.
@@ -176,7 +187,7 @@ def _play_chunk(args: tuple[EvalConfig, list[int]]) -> list[Record]:
             for seat, spec in enumerate(seats):
                 agent = cache.get((spec, seat))
                 if agent is None:
-                    agent = cache[(spec, seat)] = make_agent(spec, config.game, seed=None, **extra)
+                    agent = cache[(spec, seat)] = make_agent(spec_of(spec), config.game, seed=None, **extra)
                 agent.reset(seed=int(np.random.SeedSequence([config.seed, deal, index, seat]).generate_state(1)[0]))
                 agents.append(agent)
             rewards, truncated, decisions = play_episode(env, agents, options, seed=config.seed * 1_000_003 + deal)
@@ -334,8 +345,8 @@ def plot_win_rates(result: dict[str, Any], path: Path) -> None:
     names = [r["agent"] for r in rows]
     rates = [r["win_rate"] for r in rows]
     errors = [
-        [r["win_rate"] - r["win_rate_ci95"][0] for r in rows],
-        [r["win_rate_ci95"][1] - r["win_rate"] for r in rows],
+        [max(0.0, r["win_rate"] - r["win_rate_ci95"][0]) for r in rows],
+        [max(0.0, r["win_rate_ci95"][1] - r["win_rate"]) for r in rows],
     ]
     fig, ax = plt.subplots(figsize=(max(4, 1.3 * len(rows) + 2), 3.5))
     ax.bar(range(len(rows)), rates, yerr=errors, capsize=6, color="#4477aa")

@@ -1,0 +1,173 @@
+"""Speed benchmark: decisions per second of our envs, raw engines and peers, in one run.
+
+Every loop plays whole games with uniformly random legal actions and counts
+decisions only (never chance events). Ratios are to our AEC env of the same
+kind measured in the same run, so a noisy machine cannot flatter us.
+
+    python -m cardenvs.bench [--seconds 3] [--json bench.json] [--plot bench.png] [--no-peers]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+
+def _timed(loop: Callable[[float], tuple[int, int]], seconds: float) -> dict[str, float]:
+    """Run ``loop(deadline)`` (returns decisions, games) and turn it into a rate."""
+    start = time.perf_counter()
+    decisions, games = loop(start + seconds)
+    elapsed = time.perf_counter() - start
+    return {"decisions_per_s": decisions / elapsed, "decisions": decisions, "games": games, "seconds": elapsed}
+
+
+def aec_loop(make_env: Callable[[], Any], seed: int = 0) -> Callable[[float], tuple[int, int]]:
+    """The PettingZoo loop through ``env()`` (wrappers included), with observations."""
+
+    def loop(deadline: float) -> tuple[int, int]:
+        env = make_env()
+        pick = random.Random(seed).random
+        decisions = games = 0
+        while time.perf_counter() < deadline:
+            env.reset(seed=seed + games)
+            for _ in env.agent_iter():
+                obs, _, term, trunc, _ = env.last()
+                if term or trunc:
+                    env.step(None)
+                    continue
+                legal = obs["action_mask"].nonzero()[0]
+                env.step(int(legal[int(pick() * len(legal))]))
+                decisions += 1
+            games += 1
+        return decisions, games
+
+    return loop
+
+
+def engine_loop(
+    new_game: Callable[[int], Any], done_attr: str = "done", seed: int = 0
+) -> Callable[[float], tuple[int, int]]:
+    """The raw rules engine: legal actions and apply, no observation."""
+
+    def loop(deadline: float) -> tuple[int, int]:
+        pick = random.Random(seed).random
+        decisions = games = 0
+        while time.perf_counter() < deadline:
+            game = new_game(seed + games)
+            legal_actions, apply = game.legal_actions, game.apply
+            while not getattr(game, done_attr):
+                legal = legal_actions()
+                apply(legal[int(pick() * len(legal))])
+                decisions += 1
+            games += 1
+        return decisions, games
+
+    return loop
+
+
+def our_loops(seconds: float) -> list[dict[str, Any]]:
+    from cardenvs import rang_v0, ring_rang_v0
+    from cardenvs.rang.engine import RangGame
+    from cardenvs.ring_rang.engine import RingRangGame
+
+    rows = [
+        {"name": "RING RANG env()", "interface": "AEC loop", "kind": "aec", "game": "ring_rang",
+         **_timed(aec_loop(ring_rang_v0.env), seconds)},
+    ]
+    for n in (2, 4, 7):
+        rows.append({"name": f"Rang {n}p env()", "interface": "AEC loop", "kind": "aec", "game": f"rang{n}",
+                     **_timed(aec_loop(lambda n=n: rang_v0.env(num_players=n)), seconds)})
+    rows.append({"name": "RING RANG engine", "interface": "raw engine", "kind": "engine", "game": "ring_rang",
+                 **_timed(engine_loop(lambda s: RingRangGame(np.random.default_rng(s)), "over"), seconds)})
+    for n in (2, 4, 7):
+        rows.append({"name": f"Rang {n}p engine", "interface": "raw engine", "kind": "engine", "game": f"rang{n}",
+                     **_timed(engine_loop(lambda s, n=n: RangGame.new(n, np.random.default_rng(s))), seconds)})
+    return rows
+
+
+def batched_loops(seconds: float, sizes: Sequence[int]) -> list[dict[str, Any]]:
+    try:
+        from cardenvs import vector
+    except ImportError:
+        return []
+    return vector.benchmark_rows(seconds, sizes)
+
+
+def peer_loops(seconds: float) -> list[dict[str, Any]]:
+    try:
+        from cardenvs.benchmarks.peers import measure_peers
+    except ImportError:
+        return []
+    return [dict(row, kind="peer") for row in measure_peers(seconds)]
+
+
+def format_rows(rows: list[dict[str, Any]]) -> str:
+    reference = next((r["decisions_per_s"] for r in rows if r.get("name") == "RING RANG env()"), None)
+    lines = [f"{'env':<44} {'interface':<22} {'decisions/s':>13} {'x ours (RING RANG env())':>25}"]
+    for row in rows:
+        rate = row.get("decisions_per_s")
+        if not rate:
+            lines.append(f"{row['name']:<44} {row.get('interface', ''):<22} {'skipped':>13}  {row.get('skipped', '')}")
+            continue
+        ratio = f"{rate / reference:.2f}" if reference else ""
+        lines.append(f"{row['name']:<44} {row.get('interface', ''):<22} {rate:>13,.0f} {ratio:>25}")
+    return "\n".join(lines)
+
+
+def plot_rows(rows: list[dict[str, Any]], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shown = [r for r in rows if r.get("decisions_per_s")]
+    colours = {"aec": "#4477aa", "engine": "#228833", "batched": "#66ccee", "peer": "#bbbbbb"}
+    fig, ax = plt.subplots(figsize=(9, 0.32 * len(shown) + 1.5))
+    ax.barh(range(len(shown)), [r["decisions_per_s"] for r in shown], color=[colours[r["kind"]] for r in shown])
+    ax.set_yticks(range(len(shown)), [f"{r['name']} ({r['interface']})" for r in shown], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.set_xlabel("decisions per second (random legal play, whole games; log scale)")
+    ax.set_title("cardenvs (blue: AEC, green: engine, cyan: batched) vs peers (grey), one run")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="cardenvs bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=3.0, help="time per loop")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1, 256, 4096, 65536], help="batch sizes")
+    parser.add_argument("--no-peers", action="store_true", help="skip the peer envs even when installed")
+    parser.add_argument("--no-batched", action="store_true")
+    parser.add_argument("--json", help="write the rows as JSON here")
+    parser.add_argument("--plot", help="write a log-scale bar chart here (PNG)")
+    args = parser.parse_args(argv)
+    if args.seconds <= 0:
+        parser.error("--seconds must be positive")
+    rows = our_loops(args.seconds)
+    if not args.no_batched:
+        rows += batched_loops(args.seconds, args.sizes)
+    if not args.no_peers:
+        rows += peer_loops(args.seconds)
+    print(format_rows(rows))
+    meta = {"python": sys.version.split()[0], "machine": platform.machine(), "processor": platform.processor(),
+            "seconds_per_loop": args.seconds}
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"meta": meta, "rows": rows}, f, indent=1)
+    if args.plot:
+        plot_rows(rows, args.plot)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,32 @@
+"""The ``cardenvs`` command: ``cardenvs <command> [args]``; ``cardenvs <command> -h`` for help."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from importlib import import_module
+
+# command -> (module with main(argv), one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "eval": ("cardenvs.train.evaluate", "play line-ups of agents on fixed deals; win rates with 95% CIs"),
+    "bench": ("cardenvs.bench", "decisions per second of the envs (and of peer envs when installed)"),
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help"):
+        print("usage: cardenvs <command> [args]\n\ncommands:")
+        for name, (_, text) in COMMANDS.items():
+            print(f"  {name:<8} {text}")
+        return 0 if args else 2
+    command, rest = args[0], args[1:]
+    if command not in COMMANDS:
+        print(f"error: unknown command {command!r}; expected one of {', '.join(COMMANDS)}", file=sys.stderr)
+        return 2
+    module = import_module(COMMANDS[command][0])
+    return int(module.main(rest) or 0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
