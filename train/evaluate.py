@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from cardenvs.agents.registry import GAMES, check_spec, make_agent
 
+from cardenvs.agents.registry import GAMES, check_spec, make_agent
 from cardenvs.cards import CODES
 
 from .stats import Rating, mean_interval, wilson_interval
