@@ -247,3 +247,17 @@ def test_stop_when_decided_waits_while_nullerputz_is_possible():
     # Round 3: nothing decided before the end (a Nullerputz).
     env = run_scripted(ROUND_3, stop_when_decided=True)
     assert len(env.unwrapped.history) == 13
+
+
+def test_game_ends_when_a_team_reaches_20():
+    deck, plays = scripted_round(ROUND_3, ALI, HEARTS)  # a Nullerputz for the chooser's team: 2 points
+    env = ring_rang_v0.env()
+    env.reset(seed=1, options={"deck": deck, "chooser": ALI})
+    snap = env.unwrapped.snapshot()
+    snap["game"]["scores"] = [18, 19]
+    env.unwrapped.restore(snap)
+    play_round(env, HEARTS, plays)
+    raw = env.unwrapped
+    assert raw.game.scores == [20, 19] and raw.game.over and raw.game.winner_team == 0
+    assert env._cumulative_rewards == {"player_0": 1, "player_1": -1, "player_2": 1, "player_3": -1}
+    assert all(env.terminations.values())

@@ -15,6 +15,10 @@ Decisions recorded here too (one place each):
   lifted tricks and the other with >= 1 (the point is then 1, whatever follows).
 - The supporter declaration (variant) may be made once per player per round, on the
   player's own turn in the play phase, before the card (the turn does not pass).
+- A knock may come on any own turn of the play phase (leading or following).
+- Round k is dealt from ``decks[k]`` when given, else from a shuffle of the RNG; the
+  chooser draw (when no chooser is given) comes before the first shuffle.
+- In a game the next round is dealt as soon as a round ends; scores are not capped.
 """
 
 from __future__ import annotations
