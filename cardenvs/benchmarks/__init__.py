@@ -1,0 +1,1 @@
+"""Speed benchmarks: cardenvs' own loops and the peer environments they are compared with."""
