@@ -236,7 +236,7 @@ class RangGame:
         self.deal_over = False
         self.truncated = False
         if self.log is not None:
-            self.log.append(("deal", dealer, size, start))
+            self.log.append(("deal", dealer, size, start, tuple(tuple(self.hand_cards(s)) for s in range(n))))
         self._next_turn(dealer)
 
     def _draw(self, seat: int) -> bool:
