@@ -277,6 +277,14 @@ def _rng_from_json(state: Any) -> np.random.Generator | None:
     return np.random.Generator(bit_generator)
 
 
+class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's order enforcing, which also counts :meth:`CardGameEnv.restore` as a reset."""
+
+    def restore(self, snap: dict[str, Any] | str) -> None:
+        self.unwrapped.restore(snap)
+        self._has_reset = True
+
+
 def wrap_env(raw: CardGameEnv, illegal_action: str = "raise", illegal_reward: float = -1.0) -> AECEnv:
     """The ``env()`` wrapping: order enforcing, and optionally PettingZoo's terminate-on-illegal."""
     if illegal_action == "terminate":
@@ -285,4 +293,4 @@ def wrap_env(raw: CardGameEnv, illegal_action: str = "raise", illegal_reward: fl
         env = raw
     else:
         raise ValueError(f"illegal_action must be 'raise' or 'terminate', got {illegal_action!r}")
-    return wrappers.OrderEnforcingWrapper(env)
+    return _OrderEnforcing(env)
