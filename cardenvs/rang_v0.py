@@ -355,6 +355,8 @@ class raw_env(CardGameEnv):
         game = RangGame.from_json(data, self._rng)
         if game.num_players != self.num_players:
             raise ValueError(f"snapshot has {game.num_players} players, this env {self.num_players}")
+        if game.single_deal != (self.episode == "deal"):
+            raise ValueError(f"snapshot is of another episode mode than this env's {self.episode!r}")
         return game
 
     def restore(self, snap: dict[str, Any] | str) -> None:

@@ -348,3 +348,13 @@ def test_observation_text():
     env.reset(seed=0)
     text = env.unwrapped.observation_text(env.agent_selection)
     assert "hand" in text and "your turn" in text
+
+
+def test_restore_rejects_other_player_count_or_episode():
+    env = rang_v0.env(num_players=3)
+    env.reset(seed=0)
+    snap = env.unwrapped.snapshot()
+    with pytest.raises(ValueError, match="players"):
+        rang_v0.env(num_players=4).unwrapped.restore(snap)
+    with pytest.raises(ValueError, match="episode"):
+        rang_v0.env(num_players=3, episode="deal").unwrapped.restore(snap)
