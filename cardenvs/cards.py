@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from numbers import Integral
 
 SUITS = "CDHS"
 RANKS = "23456789TJQKA"
@@ -49,11 +50,11 @@ def parse_card(code: str | int) -> int:
 
     An int in 0..52 passes through unchanged, so decks may mix codes and indices.
     """
-    if isinstance(code, bool):
+    if isinstance(code, bool) or type(code).__name__ == "bool_":
         raise ValueError(f"not a card: {code!r}")
-    if isinstance(code, int):
+    if isinstance(code, Integral):  # int or a numpy integer
         if 0 <= code <= JOKER:
-            return code
+            return int(code)
         raise ValueError(f"card index out of range 0..52: {code!r}")
     if not isinstance(code, str):
         raise ValueError(f"not a card code: {code!r}")

@@ -16,6 +16,15 @@ def test_ten_spellings_and_case():
     assert cards.parse_card("TD") == cards.parse_card("10D") == cards.parse_card("10d") == 13 + 8
 
 
+def test_numpy_integers_are_card_indices():
+    import numpy as np
+
+    assert cards.parse_card(np.int64(51)) == 51
+    assert cards.parse_deck(np.arange(52), cards.standard_deck()) == list(range(52))
+    with pytest.raises(ValueError):
+        cards.parse_card(np.bool_(True))
+
+
 def test_codes_round_trip():
     for index in range(53):
         assert cards.parse_card(cards.card_code(index)) == index
