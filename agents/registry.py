@@ -19,9 +19,13 @@ GAMES = ("ring_rang", "rang")
 AGENTS: dict[str, dict[str, str]] = {
     "ring_rang": {
         "random": "cardenvs.agents.base:RandomAgent",
+        "policy": "cardenvs.agents.policy:make_policy_ring_rang",
+        "trained": "cardenvs.agents.policy:make_trained_ring_rang",
     },
     "rang": {
         "random": "cardenvs.agents.base:RandomAgent",
+        "policy": "cardenvs.agents.policy:make_policy_rang",
+        "trained": "cardenvs.agents.policy:make_trained_rang",
     },
 }
 

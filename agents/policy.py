@@ -1,0 +1,184 @@
+"""Trained policies without torch: export a MaskablePPO actor to ``.npz`` and play it with numpy.
+
+The file holds the actor of SB3's ``MlpPolicy``: the hidden layers of
+``mlp_extractor.policy_net`` (``hidden{i}/weight``, ``hidden{i}/bias``, in torch's
+``out x in`` layout), the ``action_net`` (``action/weight``, ``action/bias``), the
+activation name, and the game. :class:`PolicyAgent` computes the same logits,
+masks the illegal actions and takes the argmax (``greedy=True``, default) or
+samples from the masked softmax.
+
+    cardenvs eval --game ring_rang --agents trained rules_strong --deals 2000 --workers 2
+    cardenvs eval --game rang --agents policy:path=runs/x/policy.npz random
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .base import Agent
+
+POLICY_DIR = Path(__file__).resolve().parent / "policies"
+ACTIVATIONS = {
+    "tanh": np.tanh,
+    "relu": lambda x: np.maximum(x, 0.0),
+    "identity": lambda x: x,
+}
+_TORCH_ACTIVATIONS = {"Tanh": "tanh", "ReLU": "relu", "Identity": "identity"}
+
+
+# ------------------------------------------------------------------ export
+def actor_weights(model: Any, game: str) -> dict[str, np.ndarray]:
+    """The actor of a MaskablePPO/PPO ``MlpPolicy`` model as numpy arrays (the ``.npz`` content)."""
+    import torch.nn as nn
+
+    policy = model.policy
+    weights: dict[str, np.ndarray] = {}
+    activation = "identity"
+    hidden = 0
+    for module in policy.mlp_extractor.policy_net:
+        if isinstance(module, nn.Linear):
+            weights[f"hidden{hidden}/weight"] = module.weight.detach().cpu().numpy().astype(np.float32)
+            weights[f"hidden{hidden}/bias"] = module.bias.detach().cpu().numpy().astype(np.float32)
+            hidden += 1
+        elif type(module).__name__ in _TORCH_ACTIVATIONS:
+            activation = _TORCH_ACTIVATIONS[type(module).__name__]
+        else:
+            raise ValueError(f"cannot export policy layer {module!r}: only Linear and {sorted(_TORCH_ACTIVATIONS)}")
+    weights["action/weight"] = policy.action_net.weight.detach().cpu().numpy().astype(np.float32)
+    weights["action/bias"] = policy.action_net.bias.detach().cpu().numpy().astype(np.float32)
+    weights["activation"] = np.array(activation)
+    weights["game"] = np.array(game)
+    return weights
+
+
+def save_policy(weights: dict[str, np.ndarray], path: str | Path) -> Path:
+    """Write the weights to ``path`` (``.npz``, compressed), atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".tmp.npz")
+    np.savez_compressed(temporary, **weights)
+    temporary.replace(path)
+    return path
+
+
+def export_policy(model: Any, game: str, path: str | Path) -> Path:
+    """Export the actor of ``model`` to a ``.npz`` that :class:`PolicyAgent` loads."""
+    return save_policy(actor_weights(model, game), path)
+
+
+def load_policy(path: str | Path) -> dict[str, np.ndarray]:
+    """The arrays of a policy file; a clear ValueError if it is missing or not a policy."""
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            weights = {key: data[key] for key in data.files}
+    except (OSError, ValueError, EOFError) as error:
+        raise ValueError(f"cannot read policy file {path}: {error}") from None
+    _check_weights(weights, str(path))
+    return weights
+
+
+def _check_weights(weights: dict[str, np.ndarray], source: str) -> None:
+    for key in ("action/weight", "action/bias", "activation"):
+        if key not in weights:
+            raise ValueError(f"policy {source}: missing array {key!r}; not a cardenvs policy file")
+    if str(weights["activation"]) not in ACTIVATIONS:
+        raise ValueError(f"policy {source}: unknown activation {str(weights['activation'])!r}")
+
+
+# ------------------------------------------------------------------- agent
+class PolicyAgent(Agent):
+    """Plays an exported actor with numpy only: masked argmax, or masked sampling."""
+
+    name = "policy"
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        path: str | None = None,
+        weights: dict[str, np.ndarray] | None = None,
+        greedy: bool = True,
+        game: str | None = None,
+        **_: Any,
+    ):
+        super().__init__(seed)
+        if (path is None) == (weights is None):
+            raise ValueError("PolicyAgent: give exactly one of path= (a .npz file) or weights=")
+        if weights is None:
+            weights = load_policy(path)  # type: ignore[arg-type]
+        else:
+            _check_weights(weights, "weights")
+        if game is not None and "game" in weights and str(weights["game"]) != game:
+            raise ValueError(f"policy {path or 'weights'} was trained for {str(weights['game'])!r}, not {game!r}")
+        self.weights = weights
+        self.greedy = bool(greedy)
+        count = sum(1 for key in weights if key.startswith("hidden") and key.endswith("/weight"))
+        self._layers = [(weights[f"hidden{i}/weight"].T, weights[f"hidden{i}/bias"]) for i in range(count)]
+        self._out = (weights["action/weight"].T, weights["action/bias"])
+        self._activation = ACTIVATIONS[str(weights["activation"])]
+        self.input_size = int(self._layers[0][0].shape[0] if self._layers else self._out[0].shape[0])
+
+    def logits(self, observation: np.ndarray) -> np.ndarray:
+        """The actor's unmasked logits for one observation vector (or a batch of them)."""
+        x = np.asarray(observation, np.float32)
+        if x.shape[-1] != self.input_size:
+            raise ValueError(f"policy expects observations of size {self.input_size}, got {x.shape[-1]}")
+        for weight, bias in self._layers:
+            x = self._activation(x @ weight + bias)
+        return x @ self._out[0] + self._out[1]
+
+    def probabilities(self, observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The masked softmax over the actions (0 for illegal ones)."""
+        logits = self.logits(observation).astype(np.float64)
+        legal = np.asarray(mask).astype(bool)
+        if not legal.any(axis=-1).all():
+            raise ValueError("no legal action in the mask: the agent was asked to act out of turn")
+        logits = np.where(legal, logits, -np.inf)
+        logits -= logits.max(axis=-1, keepdims=True)
+        exp = np.exp(logits)
+        return exp / exp.sum(axis=-1, keepdims=True)
+
+    def act(self, observation: dict[str, np.ndarray]) -> int:
+        probabilities = self.probabilities(observation["observation"], observation["action_mask"])
+        if self.greedy:
+            return int(np.argmax(probabilities))
+        return int(self.rng.choice(probabilities.size, p=probabilities))
+
+
+def trained_path(game: str) -> Path:
+    """The shipped policy of ``game`` (``agents/policies/<game>.npz``)."""
+    return POLICY_DIR / f"{game}.npz"
+
+
+def _make_policy(game: str, seed: int | None, path: str | None, greedy: bool) -> PolicyAgent:
+    if path is None:
+        raise ValueError(f"policy: give the file, e.g. policy:path=runs/{game}/policy.npz")
+    return PolicyAgent(seed=seed, path=path, greedy=greedy, game=game)
+
+
+def make_policy_ring_rang(seed: int | None = None, path: str | None = None, greedy: bool = True, **_: Any):
+    """Registry factory of ``policy:path=FILE[,greedy=false]`` for RING RANG."""
+    return _make_policy("ring_rang", seed, path, greedy)
+
+
+def make_policy_rang(seed: int | None = None, path: str | None = None, greedy: bool = True, **_: Any):
+    """Registry factory of ``policy:path=FILE[,greedy=false]`` for Rang."""
+    return _make_policy("rang", seed, path, greedy)
+
+
+def make_trained_ring_rang(seed: int | None = None, greedy: bool = True, **_: Any) -> PolicyAgent:
+    """Registry factory of ``trained`` for RING RANG: the shipped policy."""
+    return PolicyAgent(seed=seed, path=str(trained_path("ring_rang")), greedy=greedy, game="ring_rang")
+
+
+def make_trained_rang(seed: int | None = None, greedy: bool = True, num_players: int = 4, **_: Any) -> PolicyAgent:
+    """Registry factory of ``trained`` for Rang: the shipped policy (trained with 4 players)."""
+    agent = PolicyAgent(seed=seed, path=str(trained_path("rang")), greedy=greedy, game="rang")
+    expected = 62 + 5 * num_players
+    if agent.input_size != expected:
+        players = (agent.input_size - 62) // 5
+        raise ValueError(f"trained: the shipped Rang policy takes {players} players, not {num_players}")
+    return agent

@@ -1,0 +1,455 @@
+"""Self-play training of a MaskablePPO agent against a pool of opponents; one file, top to bottom.
+
+    python -m cardenvs.train.selfplay --config configs/quick_ring_rang.yaml
+    python -m cardenvs.train.selfplay --config configs/full_rang.yaml --resume
+
+What happens (every number comes from :class:`TrainConfig`, loaded from YAML):
+
+1. ``num_envs`` :class:`~cardenvs.train.wrappers.SelfPlayEnv` share one
+   :class:`~cardenvs.train.wrappers.OpponentPool` (registry specs + snapshots of the learner).
+2. MaskablePPO (sb3-contrib, MLP policy) learns one rollout at a time; between rollouts the
+   loop adds a snapshot of the learner to the pool, evaluates it against the baselines
+   through the evaluation harness (TensorBoard + ``curve.csv``), and writes a checkpoint.
+3. A checkpoint is a folder ``checkpoints/step_<N>`` (model with optimizer, opponent pool,
+   RNG states, step count) named by ``checkpoints/latest.json``, which is written last and
+   atomically and holds the files' SHA-256, so a killed run resumes from a whole checkpoint.
+4. At the end: the actor is exported to ``policy.npz`` (numpy only, see
+   :mod:`cardenvs.agents.policy`), and the learning curve is drawn to ``learning_curve.png``.
+
+Steps are the learner's decisions (SB3's ``num_timesteps``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import json
+import random
+import shutil
+import sys
+import time
+import types
+import typing
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cardenvs.agents.registry import GAMES, check_spec
+
+from .wrappers import DEFAULT_EPISODE, OpponentPool, SelfPlayEnv, Snapshot
+
+
+# ------------------------------------------------------------------ config
+@dataclass
+class TrainConfig:
+    """Everything a run depends on (the schema of configs/quick_*.yaml and configs/full_*.yaml)."""
+
+    game: str = "ring_rang"  # "ring_rang" or "rang"
+    run_dir: str = "runs/ring_rang"  # checkpoints, TensorBoard logs, curve.csv, policy.npz, learning_curve.png
+    seed: int = 0  # seeds the envs, the opponent draws and torch: a run replays exactly
+    total_steps: int = 100_000  # learner decisions to train for
+    episode: str = ""  # env episode; "" = the default ("round" for RING RANG, "deal" for Rang)
+    num_players: int = 4  # Rang only
+    env_kwargs: dict[str, Any] = field(default_factory=dict)  # extra env constructor arguments
+    num_envs: int = 8  # envs stepped in turn (one process)
+    torch_threads: int = 1  # torch.set_num_threads
+
+    # MaskablePPO
+    learning_rate: float = 3e-4
+    n_steps: int = 256  # rollout length per env; one rollout = n_steps * num_envs steps
+    batch_size: int = 512
+    n_epochs: int = 4
+    gamma: float = 1.0  # episodes are short (one round / deal)
+    gae_lambda: float = 0.95
+    clip_range: float = 0.2
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    net_arch: list[int] = field(default_factory=lambda: [256, 256])  # hidden layers of actor and critic
+    activation: str = "relu"  # "relu" or "tanh"
+
+    # opponent pool
+    opponents: dict[str, float] = field(default_factory=lambda: {"random": 1.0})  # registry spec -> weight
+    snapshot_weight: float = 0.0  # the snapshots' share (all together), next to the opponents' weights
+    snapshot_every: int = 50_000  # steps between snapshots of the learner added to the pool
+    max_snapshots: int = 10  # the newest ones are kept
+
+    # evaluation (through cardenvs.train.evaluate) and checkpoints
+    eval_every: int = 50_000  # steps between evaluations (and one at the end)
+    eval_deals: int = 100  # deals per opponent
+    eval_opponents: list[str] = field(default_factory=lambda: ["random"])
+    eval_seed: int = 12345  # the evaluation deals (the same at every evaluation)
+    eval_workers: int = 1
+    checkpoint_every: int = 50_000  # steps between checkpoints (and one at the end)
+    keep_checkpoints: int = 2
+    export_to: str = ""  # also copy the final policy.npz here (e.g. agents/policies/ring_rang.npz)
+    curve_to: str = ""  # also copy learning_curve.png here (e.g. docs/learning_curve_ring_rang.png)
+    progress: bool = True  # tqdm progress bar
+
+    def validate(self) -> None:
+        if self.game not in GAMES:
+            raise ValueError(f"game: expected one of {GAMES}, got {self.game!r}")
+        positive = ("total_steps", "num_envs", "torch_threads", "n_steps", "batch_size", "n_epochs",
+                    "snapshot_every", "max_snapshots", "eval_every", "eval_deals", "eval_workers",
+                    "checkpoint_every", "keep_checkpoints")
+        for name in positive:
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name}: expected an int >= 1, got {getattr(self, name)!r}")
+        if self.activation not in ("relu", "tanh"):
+            raise ValueError(f"activation: expected 'relu' or 'tanh', got {self.activation!r}")
+        if not self.net_arch or any(not isinstance(n, int) or n < 1 for n in self.net_arch):
+            raise ValueError(f"net_arch: expected a non-empty list of layer sizes, got {self.net_arch!r}")
+        for spec in list(self.opponents) + list(self.eval_opponents):
+            try:
+                check_spec(spec, self.game)
+            except ValueError as error:
+                raise ValueError(f"opponents/eval_opponents: {error}") from None
+        episodes = {"ring_rang": ("round", "game"), "rang": ("deal", "match")}[self.game]
+        if self.episode and self.episode not in episodes:
+            raise ValueError(f"episode: expected one of {episodes} for {self.game}, got {self.episode!r}")
+
+
+def load_config(path: str | Path) -> TrainConfig:
+    """A TrainConfig from YAML; an unknown or ill-typed field is a ValueError naming it."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(Path(path).read_text()) or {}
+    except OSError as error:
+        raise ValueError(f"cannot read train config {path}: {error}") from None
+    except yaml.YAMLError as error:
+        raise ValueError(f"train config {path} is not valid YAML: {error}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"train config {path}: expected a mapping of fields")
+    return config_from_dict(data, str(path))
+
+
+def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfig:
+    hints = typing.get_type_hints(TrainConfig)
+    known = {f.name for f in fields(TrainConfig)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ValueError(f"{source}: unknown field(s) {unknown}; known: {sorted(known)}")
+    for name, value in data.items():
+        if not _has_type(value, hints[name]):
+            raise ValueError(f"{source}: field {name!r} expects {_type_name(hints[name])}, got {value!r}")
+    config = TrainConfig(**data)
+    try:
+        config.validate()
+    except ValueError as error:
+        raise ValueError(f"{source}: {error}") from None
+    return config
+
+
+def _has_type(value: Any, hint: Any) -> bool:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_has_type(value, h) for h in typing.get_args(hint))
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if origin is list:
+        (item,) = typing.get_args(hint)
+        return isinstance(value, list) and all(_has_type(v, item) for v in value)
+    if origin is dict:
+        key, item = typing.get_args(hint)
+        return isinstance(value, dict) and all(_has_type(k, key) and _has_type(v, item) for k, v in value.items())
+    if hint is Any:
+        return True
+    return isinstance(value, hint)
+
+
+def _type_name(hint: Any) -> str:
+    return getattr(hint, "__name__", None) or str(hint).replace("typing.", "")
+
+
+# ------------------------------------------------------------- checkpoints
+class CheckpointError(ValueError):
+    """A checkpoint that is missing, partial or corrupt."""
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _write_json_atomic(path: Path, data: Any) -> None:
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(json.dumps(data, indent=1))
+    temporary.replace(path)
+
+
+def save_checkpoint(run_dir: Path, model: Any, pool: OpponentPool, envs: list[SelfPlayEnv], state: dict, keep: int):
+    """Write ``checkpoints/step_<N>/`` then point ``latest.json`` at it (the commit point); prune old ones."""
+    import torch
+
+    root = run_dir / "checkpoints"
+    folder = root / f"step_{state['steps']}"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    model.save(folder / "model.zip")
+    np.savez(folder / "pool.npz", **pool.to_arrays())
+    rng_state = {
+        "numpy": _jsonable(np.random.get_state()),
+        "python": _jsonable(random.getstate()),
+        "torch": torch.get_rng_state().tolist(),
+        "envs": [env.rng.bit_generator.state for env in envs],
+    }
+    (folder / "state.json").write_text(json.dumps({**state, "rng": rng_state}))
+    files = {name: _sha256(folder / name) for name in ("model.zip", "pool.npz", "state.json")}
+    _write_json_atomic(root / "latest.json", {"folder": folder.name, "steps": state["steps"], "sha256": files})
+    checkpoints = sorted((p for p in root.glob("step_*") if p.is_dir()), key=lambda p: int(p.name[5:]))
+    for old in checkpoints[:-keep]:
+        if old != folder:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def load_checkpoint(run_dir: Path) -> tuple[Path, dict]:
+    """The latest whole checkpoint (folder, state); a CheckpointError says what is wrong."""
+    latest = run_dir / "checkpoints" / "latest.json"
+    if not latest.exists():
+        raise CheckpointError(f"no checkpoint to resume in {run_dir} ({latest} does not exist)")
+    try:
+        pointer = json.loads(latest.read_text())
+        folder = run_dir / "checkpoints" / pointer["folder"]
+        expected = dict(pointer["sha256"])
+    except (ValueError, KeyError, TypeError) as error:
+        raise CheckpointError(f"checkpoint pointer {latest} is corrupt: {error!r}") from None
+    for name, digest in expected.items():
+        path = folder / name
+        if not path.exists():
+            raise CheckpointError(f"checkpoint {folder} is partial: {name} is missing")
+        if _sha256(path) != digest:
+            raise CheckpointError(f"checkpoint {folder} is corrupt: {name} does not match its SHA-256")
+    try:
+        state = json.loads((folder / "state.json").read_text())
+    except ValueError as error:
+        raise CheckpointError(f"checkpoint {folder}: state.json is corrupt: {error}") from None
+    return folder, state
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, tuple | list):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def _restore_rng(rng_state: dict, envs: list[SelfPlayEnv]) -> None:
+    import torch
+
+    kind, keys, pos, has_gauss, cached = rng_state["numpy"]
+    np.random.set_state((kind, np.array(keys, dtype=np.uint32), pos, has_gauss, cached))
+    version, internal, gauss = rng_state["python"]
+    random.setstate((version, tuple(internal), gauss))
+    torch.set_rng_state(torch.tensor(rng_state["torch"], dtype=torch.uint8))
+    for env, state in zip(envs, rng_state["envs"], strict=True):
+        env.rng.bit_generator.state = state
+
+
+# -------------------------------------------------------------- evaluation
+CURVE_FIELDS = ["steps", "wall_s", "opponent", "deals", "episodes", "win_rate", "ci95_low", "ci95_high", "mean_points"]
+
+
+def evaluate_policy(config: TrainConfig, policy_path: Path) -> list[dict[str, Any]]:
+    """The exported policy against each evaluation opponent, through the evaluation harness."""
+    from .evaluate import EvalConfig, evaluate
+
+    spec = f"policy:path={policy_path.resolve()}"
+    rows = []
+    for opponent in config.eval_opponents:
+        eval_config = EvalConfig(
+            game=config.game, agents=[spec, opponent], deals=config.eval_deals, seed=config.eval_seed,
+            num_players=config.num_players, workers=config.eval_workers, progress=False,
+            env_kwargs=dict(config.env_kwargs, episode=config.episode or DEFAULT_EPISODE[config.game]),
+        )
+        result = evaluate(eval_config)
+        row = next(r for r in result["table"] if r["agent"] == spec)
+        rows.append({
+            "opponent": opponent, "deals": config.eval_deals, "episodes": row["episodes"],
+            "win_rate": row["win_rate"], "ci95_low": row["win_rate_ci95"][0], "ci95_high": row["win_rate_ci95"][1],
+            "mean_points": row["mean_points"],
+        })
+    return rows
+
+
+def plot_curve(curve_csv: Path, out: Path, title: str) -> None:
+    """Win rate (95% CI band) against each evaluation opponent over training steps."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = list(csv.DictReader(curve_csv.open()))
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for opponent in dict.fromkeys(r["opponent"] for r in rows):
+        mine = [r for r in rows if r["opponent"] == opponent]
+        steps = [int(r["steps"]) for r in mine]
+        ax.plot(steps, [float(r["win_rate"]) for r in mine], marker="o", label=f"vs {opponent}")
+        ax.fill_between(steps, [float(r["ci95_low"]) for r in mine], [float(r["ci95_high"]) for r in mine], alpha=0.2)
+    ax.axhline(0.5, color="grey", linestyle="--", linewidth=1)
+    ax.set_xlabel("learner steps")
+    ax.set_ylabel("win rate (95% CI)")
+    ax.set_ylim(0, 1)
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+
+
+# --------------------------------------------------------------------- run
+def train(config: TrainConfig, resume: bool = False) -> Path:
+    """Train (or resume) the run of ``config``; returns the exported policy's path."""
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.logger import configure
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
+
+    from cardenvs.agents.policy import actor_weights, save_policy
+
+    torch.set_num_threads(config.torch_threads)
+    run_dir = Path(config.run_dir)
+    curve_csv = run_dir / "curve.csv"
+
+    # -- the checkpoint to resume (checked before anything is written)
+    checkpoint = None
+    if resume:
+        folder, state = load_checkpoint(run_dir)
+        saved = state["config"]
+        free = ("total_steps", "progress")  # may change between sessions of a run
+        changed = sorted(k for k, v in asdict(config).items() if k not in free and saved.get(k) != v)
+        if changed:
+            raise ValueError(f"--resume: the config differs from the checkpoint's in {changed}")
+        checkpoint = (folder, state)
+    elif (run_dir / "checkpoints" / "latest.json").exists():
+        raise ValueError(f"{run_dir} already holds a run; use --resume, or another run_dir")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "config.json").write_text(json.dumps(asdict(config), indent=1))
+
+    # -- the opponent pool and the envs
+    pool = OpponentPool(config.game, dict(config.opponents), config.snapshot_weight, config.max_snapshots)
+    envs = [
+        SelfPlayEnv(config.game, pool, episode=config.episode or None, num_players=config.num_players,
+                    seed=config.seed + i, env_kwargs=config.env_kwargs)
+        for i in range(config.num_envs)
+    ]
+    vec_env = VecMonitor(DummyVecEnv([lambda env=env: env for env in envs]))
+
+    # -- the model (new, or the checkpoint's with its optimizer state)
+    if checkpoint is None:
+        activation = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}[config.activation]
+        model = MaskablePPO(
+            "MlpPolicy", vec_env, learning_rate=config.learning_rate, n_steps=config.n_steps,
+            batch_size=config.batch_size, n_epochs=config.n_epochs, gamma=config.gamma,
+            gae_lambda=config.gae_lambda, clip_range=config.clip_range, ent_coef=config.ent_coef,
+            vf_coef=config.vf_coef, max_grad_norm=config.max_grad_norm, seed=config.seed, device="cpu",
+            policy_kwargs={"net_arch": {"pi": config.net_arch, "vf": config.net_arch}, "activation_fn": activation},
+        )
+        steps, wall_offset = 0, 0.0
+        next_snapshot, next_eval, next_checkpoint = config.snapshot_every, config.eval_every, config.checkpoint_every
+        with curve_csv.open("w", newline="") as f:
+            csv.DictWriter(f, CURVE_FIELDS).writeheader()
+    else:
+        folder, state = checkpoint
+        model = MaskablePPO.load(folder / "model.zip", env=vec_env, device="cpu")
+        with np.load(folder / "pool.npz", allow_pickle=False) as arrays:
+            pool.load_arrays(arrays)
+        _restore_rng(state["rng"], envs)
+        steps, wall_offset = state["steps"], state["wall_s"]
+        next_snapshot, next_eval, next_checkpoint = state["next_snapshot"], state["next_eval"], state["next_checkpoint"]
+        _truncate_curve(curve_csv, steps)  # evaluations logged after the checkpoint are redone
+        print(f"resumed {run_dir} at step {steps} ({len(pool.snapshots)} snapshots in the pool)", file=sys.stderr)
+    model.set_logger(configure(str(run_dir / "tb"), ["tensorboard", "csv"]))
+
+    # -- the loop: one rollout + update at a time, then snapshot / evaluate / checkpoint when due
+    rollout = config.n_steps * config.num_envs
+    bar = _progress_bar(config, steps)
+    start, start_steps = time.perf_counter(), steps
+    while steps < config.total_steps:
+        model.learn(total_timesteps=rollout, reset_num_timesteps=False, progress_bar=False)
+        steps = model.num_timesteps
+        wall = wall_offset + time.perf_counter() - start
+        rate = (steps - start_steps) / max(time.perf_counter() - start, 1e-9)
+        model.logger.record("time/steps_per_s", rate)
+        bar.update(steps - bar.n)
+        bar.set_postfix(steps_per_s=f"{rate:.0f}")
+        finished = steps >= config.total_steps
+
+        if steps >= next_snapshot:
+            pool.add_snapshot(Snapshot(f"step_{steps}", actor_weights(model, config.game)))
+            next_snapshot += config.snapshot_every
+        if steps >= next_eval or finished:
+            policy_path = save_policy(actor_weights(model, config.game), run_dir / "eval_policy.npz")
+            rows = evaluate_policy(config, policy_path)
+            with curve_csv.open("a", newline="") as f:
+                writer = csv.DictWriter(f, CURVE_FIELDS)
+                for row in rows:
+                    writer.writerow({"steps": steps, "wall_s": round(wall, 1), **row})
+                    model.logger.record(f"eval/win_rate_vs_{row['opponent']}", row["win_rate"])
+                    model.logger.record(f"eval/mean_points_vs_{row['opponent']}", row["mean_points"])
+            bar.write(f"step {steps}: " + ", ".join(
+                f"vs {r['opponent']} {r['win_rate']:.3f} [{r['ci95_low']:.3f}, {r['ci95_high']:.3f}]" for r in rows))
+            while next_eval <= steps:
+                next_eval += config.eval_every
+        model.logger.dump(steps)
+        if steps >= next_checkpoint or finished:
+            while next_checkpoint <= steps:
+                next_checkpoint += config.checkpoint_every
+            state = {"steps": steps, "wall_s": wall, "next_snapshot": next_snapshot, "next_eval": next_eval,
+                     "next_checkpoint": next_checkpoint, "config": asdict(config)}
+            save_checkpoint(run_dir, model, pool, envs, state, config.keep_checkpoints)
+    bar.close()
+
+    # -- the results: the numpy policy and the learning curve
+    elapsed = time.perf_counter() - start
+    policy_path = save_policy(actor_weights(model, config.game), run_dir / "policy.npz")
+    plot_curve(curve_csv, run_dir / "learning_curve.png", f"{config.game}: {Path(config.run_dir).name}")
+    summary = {"steps": steps, "wall_s": wall_offset + elapsed,
+               "steps_per_s_this_session": (steps - start_steps) / max(elapsed, 1e-9)}
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
+    if config.export_to:
+        Path(config.export_to).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(policy_path, config.export_to)
+    if config.curve_to:
+        Path(config.curve_to).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(run_dir / "learning_curve.png", config.curve_to)
+    print(f"done: {steps} steps in {summary['wall_s']:.0f} s; policy {policy_path}", file=sys.stderr)
+    return policy_path
+
+
+def _truncate_curve(curve_csv: Path, steps: int) -> None:
+    rows = list(csv.DictReader(curve_csv.open())) if curve_csv.exists() else []
+    with curve_csv.open("w", newline="") as f:
+        writer = csv.DictWriter(f, CURVE_FIELDS)
+        writer.writeheader()
+        writer.writerows(r for r in rows if int(r["steps"]) <= steps)
+
+
+def _progress_bar(config: TrainConfig, initial: int):
+    from tqdm import tqdm
+
+    return tqdm(total=config.total_steps, initial=initial, unit="step", desc=f"selfplay {config.game}",
+                disable=not config.progress, file=sys.stderr, dynamic_ncols=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m cardenvs.train.selfplay", description=__doc__.splitlines()[0])
+    parser.add_argument("--config", required=True, help="YAML file with the fields of TrainConfig")
+    parser.add_argument("--resume", action="store_true", help="continue the run from its latest checkpoint")
+    args = parser.parse_args(argv)
+    try:
+        config = load_config(args.config)
+        train(config, resume=args.resume)
+    except ValueError as error:  # CheckpointError included
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
