@@ -1,0 +1,104 @@
+"""Batched torch envs: step B games at once (B in the thousands), the way pgx does with jax.
+
+Each game has a class with one API (``RingRangVectorEnv`` in :mod:`cardenvs.vector.ring_rang`,
+``RangVectorEnv`` in :mod:`cardenvs.vector.rang`)::
+
+    env = RingRangVectorEnv(4096, episode="round", device="cpu", seed=0)
+    obs, mask, info = env.reset()              # (B, obs) float32, (B, actions) bool, {"seat": (B,) int64}
+    obs, mask, rewards, done, info = env.step(actions)   # rewards (B, players) float32, done (B,) bool
+
+The observation is that of the seat to act in each game, exactly the AEC env's vector; finished
+games restart at once with fresh decks from the env's torch Generator. The rules stay in the
+engines: each batched module is bound to its engine by a differential test (tests/test_vector_*.py).
+
+torch is needed here only (``import cardenvs`` works without it). The classes are imported
+lazily, so one game's module missing or broken does not hide the other.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from importlib import import_module
+from typing import Any
+
+import torch
+
+from cardenvs.vector.common import available_memory_bytes, random_legal_actions
+
+__all__ = ["RingRangVectorEnv", "RangVectorEnv", "benchmark_rows", "random_legal_actions"]
+
+_CLASSES = {"RingRangVectorEnv": "cardenvs.vector.ring_rang", "RangVectorEnv": "cardenvs.vector.rang"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _CLASSES:
+        return getattr(import_module(_CLASSES[name]), name)
+    raise AttributeError(f"module 'cardenvs.vector' has no attribute {name!r}")
+
+
+# (row name prefix, game key, class name, constructor keywords) of every benchmarked batched env.
+_BENCHMARKS: tuple[tuple[str, str, str, dict[str, Any]], ...] = (
+    ("RING RANG", "ring_rang", "RingRangVectorEnv", {"episode": "round"}),
+    ("Rang 4p", "rang4", "RangVectorEnv", {"num_players": 4}),
+)
+
+
+def _env_class(class_name: str) -> type | None:
+    try:
+        return getattr(import_module(_CLASSES[class_name]), class_name)
+    except (ImportError, AttributeError):
+        return None
+
+
+def time_random_play(make_env: Callable[[], Any], seconds: float, seed: int = 0) -> dict[str, Any]:
+    """Random legal play (uniform over each game's legal actions) until ``seconds`` pass.
+
+    Counts one decision per game per step (every game decides each step) and the games finished.
+    """
+    env = make_env()
+    generator = torch.Generator(device=env.device).manual_seed(seed)
+    _, mask, _ = env.reset(seed=seed)
+    finished = torch.zeros((), dtype=torch.int64, device=env.device)
+    steps = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while time.perf_counter() < deadline:
+        for _ in range(8):  # check the clock every few steps only
+            _, mask, _, done, _ = env.step(random_legal_actions(mask, generator))
+            finished += done.sum()
+            steps += 1
+    if env.device.type == "cuda":
+        torch.cuda.synchronize(env.device)
+    elapsed = time.perf_counter() - start
+    decisions = steps * env.batch_size
+    return {"decisions_per_s": decisions / elapsed, "decisions": decisions, "games": int(finished),
+            "seconds": elapsed, "bytes_per_game": env.memory_bytes_per_game()}
+
+
+def benchmark_rows(seconds: float, sizes: Sequence[int], device: str = "cpu") -> list[dict[str, Any]]:
+    """One row per available batched game and batch size (``cardenvs.bench`` prints them).
+
+    A size whose arrays would not fit comfortably in the free memory is skipped with a reason.
+    """
+    rows: list[dict[str, Any]] = []
+    for title, game, class_name, kwargs in _BENCHMARKS:
+        cls = _env_class(class_name)
+        if cls is None:
+            continue
+        bytes_per_game = cls(1, device=device, seed=0, **kwargs).memory_bytes_per_game()
+        for size in sizes:
+            row = {"name": f"{title} batched B={size}", "interface": f"batched torch {device}",
+                   "kind": "batched", "game": game}
+            free = available_memory_bytes(device)
+            # Room for the state, its step temporaries and the returned tensors.
+            if free is not None and 4 * bytes_per_game * size > free:
+                rows.append(dict(row, skipped=f"needs ~{4 * bytes_per_game * size / 2**30:.1f} GiB, "
+                                              f"{free / 2**30:.1f} GiB free"))
+                continue
+            try:
+                rows.append(dict(row, **time_random_play(
+                    lambda cls=cls, size=size, kwargs=kwargs: cls(size, device=device, seed=0, **kwargs), seconds)))
+            except (MemoryError, torch.OutOfMemoryError) as error:
+                rows.append(dict(row, skipped=f"out of memory: {error}"[:80]))
+    return rows
