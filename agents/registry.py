@@ -19,6 +19,8 @@ GAMES = ("ring_rang", "rang")
 AGENTS: dict[str, dict[str, str]] = {
     "ring_rang": {
         "random": "cardenvs.agents.base:RandomAgent",
+        "rules_basic": "cardenvs.agents.ring_rang_rules:make_basic",
+        "rules_strong": "cardenvs.agents.ring_rang_rules:make_strong",
         "policy": "cardenvs.agents.policy:make_policy_ring_rang",
         "trained": "cardenvs.agents.policy:make_trained_ring_rang",
     },
