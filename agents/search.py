@@ -1,0 +1,410 @@
+"""Search agents for imperfect information: determinized Monte Carlo (PIMC) and ISMCTS, for both games.
+
+Both work from the acting seat's information set only: a public view of the live
+game (:mod:`cardenvs.agents.sampling`) from which hidden cards are sampled into
+*worlds* (determinizations), engine clones that the search plays out. The live
+game is never changed and hidden cards are never read.
+
+- PIMC (``"pimc"``): sample ``worlds`` deals; in each, score every legal action by
+  rollouts; play the best mean. ``iterations`` = rollouts in all.
+- ISMCTS (``"ismcts"``): single-observer information-set MCTS (Cowling, Powley and
+  Whitehouse 2012): a fresh determinization per iteration, one tree over the
+  observer's view of the action history, UCB1 with availability counts
+  (``c * sqrt(ln(available) / visits)``), expansion of one untried action, a
+  rollout, and each node credited with the reward of the seat that chose it.
+  ``iterations`` = tree iterations; the move is the most visited root action.
+
+Horizon and rewards: RING RANG plays out the current round (worlds stop once the
+round's points are certain) and rewards a seat with its team's signed round
+points; Rang plays out the current deal and rewards a seat with
+``-(its points in the deal) / 20`` (a deal cut off by the rollout turn cap counts
+the points then in hand). Budgets: ``iterations`` and, optionally, ``ms``
+(wall-clock per decision; the search stops at whichever comes first — with
+``ms`` the choice is no longer reproducible). Rollouts: ``"random"`` (a fast
+engine-level uniformly random playout, the default) or the name of a registry
+agent that acts from an observation (e.g. ``rollout=rules_strong``).
+
+The evaluation harness hands the env to agents that set ``needs_env``
+(:meth:`SearchAgent.observe_env`) before each ``act``.
+
+    cardenvs eval --game ring_rang --agents ismcts:iterations=200 rules_strong --deals 1000 --workers 2
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from cardenvs.rang.engine import RangGame
+from cardenvs.ring_rang.engine import NUM_ACTIONS, PHASE_OVER, RingRangGame
+
+from .base import Agent
+from .sampling import (
+    RangDiscardMemory,
+    RangView,
+    RingRangView,
+    rang_view,
+    ring_rang_view,
+    sample_rang,
+    sample_ring_rang,
+)
+
+RANG_REWARD_SCALE = 20.0
+RANG_ROLLOUT_TURNS = 400
+
+
+# ------------------------------------------------------------------ the games
+class RingRangRules:
+    """How search sees RING RANG: views, worlds that end with the round, team round points."""
+
+    game = "ring_rang"
+
+    def view(self, game: RingRangGame, seat: int, memory: Any = None) -> RingRangView:
+        return ring_rang_view(game, seat)
+
+    def sample(self, view: RingRangView, rng: random.Random) -> RingRangGame:
+        world = sample_ring_rang(view, rng)
+        world.episode = "round"  # the round is the horizon
+        world.stop_when_decided = True  # its points are certain once decided
+        world.shaping = 0.0
+        return world
+
+    @staticmethod
+    def to_act(world: RingRangGame) -> int:
+        return world.to_act
+
+    @staticmethod
+    def finished(world: RingRangGame) -> bool:
+        return world.phase == PHASE_OVER
+
+    @staticmethod
+    def rewards(world: RingRangGame) -> tuple[float, ...]:
+        team, points = world.round_points()
+        own = float(points)
+        return (own, -own, own, -own) if team == 0 else (-own, own, -own, own)
+
+    @staticmethod
+    def random_rollout(world: RingRangGame, rng: random.Random) -> None:
+        random_value = rng.random
+        while world.phase != PHASE_OVER:
+            actions = world.legal_actions()
+            world.apply(actions[int(random_value() * len(actions))])
+
+
+class RangRules:
+    """How search sees Rang: views with the own-discard memory, worlds that end with the deal."""
+
+    game = "rang"
+
+    def view(self, game: RangGame, seat: int, memory: RangDiscardMemory | None = None) -> RangView:
+        return rang_view(game, seat, memory.cards if memory is not None else ())
+
+    def sample(self, view: RangView, rng: random.Random) -> RangGame:
+        world = sample_rang(view, rng)
+        world.single_deal = True  # the deal is the horizon
+        world.max_turns_per_deal = world.turns + RANG_ROLLOUT_TURNS
+        return world
+
+    @staticmethod
+    def to_act(world: RangGame) -> int:
+        return world.current
+
+    @staticmethod
+    def finished(world: RangGame) -> bool:
+        return world.match_over
+
+    @staticmethod
+    def rewards(world: RangGame) -> tuple[float, ...]:
+        if world.truncated or world.last_points is None:
+            points = [world.points_in_hand(s) if world.alive[s] else 0 for s in range(world.num_players)]
+        else:
+            points = world.last_points
+        return tuple(-p / RANG_REWARD_SCALE for p in points)
+
+    @staticmethod
+    def random_rollout(world: RangGame, rng: random.Random) -> None:
+        random_value = rng.random
+        while not world.match_over:
+            actions = world.legal_actions()
+            world.apply(actions[int(random_value() * len(actions))])
+
+
+RULES: dict[str, Any] = {"ring_rang": RingRangRules(), "rang": RangRules()}
+
+
+class AgentRollout:
+    """A rollout policy made of a registry agent that acts from observations (built from the world)."""
+
+    def __init__(self, spec: str, game: str, num_players: int | None = None, seed: int | None = None):
+        from .registry import make_agent
+
+        extra = {"num_players": num_players} if game == "rang" else {}
+        self.agent = make_agent(spec, game, seed=seed, **extra)
+        if getattr(self.agent, "needs_env", False):
+            raise ValueError(f"rollout={spec!r}: a rollout agent must act from the observation alone")
+        if game == "ring_rang":
+            from cardenvs import ring_rang_v0
+
+            self.env = ring_rang_v0.raw_env()
+            self.num_actions = NUM_ACTIONS
+        else:
+            from cardenvs import rang_v0
+
+            self.env = rang_v0.raw_env(num_players=num_players or 4)
+            self.num_actions = 28
+        self.game = game
+
+    def __call__(self, world: Any, rng: random.Random) -> None:
+        rules = RULES[self.game]
+        env = self.env
+        env.game = world
+        while not rules.finished(world):
+            seat = rules.to_act(world)
+            mask = np.zeros(self.num_actions, np.int8)
+            mask[world.legal_actions()] = 1
+            vector = env._full_observation(seat) if self.game == "ring_rang" else env._observe(seat)
+            world.apply(int(self.agent.act({"observation": vector, "action_mask": mask})))
+
+
+# ----------------------------------------------------------------- the search
+class _Node:
+    """An ISMCTS node: the edge into it was chosen by the seat to act at its parent."""
+
+    __slots__ = ("children", "visits", "total", "available")
+
+    def __init__(self) -> None:
+        self.children: dict[int, _Node] = {}
+        self.visits = 0
+        self.total = 0.0
+        self.available = 1
+
+
+def _deadline(ms: float | None) -> float:
+    return math.inf if ms is None else time.perf_counter() + ms / 1000.0
+
+
+def pimc_search(
+    rules: Any,
+    view: Any,
+    legal: list[int],
+    rng: random.Random,
+    rollout: Callable[[Any, random.Random], None],
+    iterations: int,
+    worlds: int,
+    ms: float | None = None,
+) -> tuple[int, dict[int, float]]:
+    """Best legal action by mean rollout reward over ``worlds`` sampled deals; also the means."""
+    seat = view.seat
+    deadline = _deadline(ms)
+    samples = [rules.sample(view, rng) for _ in range(worlds)]
+    totals = dict.fromkeys(legal, 0.0)
+    counts = dict.fromkeys(legal, 0)
+    done = 0
+    while done < iterations:
+        for world in samples:
+            for action in legal:
+                sim = world.clone()
+                sim.apply(action)
+                rollout(sim, rng)
+                totals[action] += rules.rewards(sim)[seat]
+                counts[action] += 1
+                done += 1
+                if done >= iterations or time.perf_counter() > deadline:
+                    break
+            if done >= iterations or time.perf_counter() > deadline:
+                break
+        if time.perf_counter() > deadline:
+            break
+    means = {a: totals[a] / counts[a] for a in legal if counts[a]}
+    best = max(means, key=lambda a: (means[a], -legal.index(a))) if means else legal[0]
+    return best, means
+
+
+def ismcts_search(
+    rules: Any,
+    view: Any,
+    legal: list[int],
+    rng: random.Random,
+    rollout: Callable[[Any, random.Random], None],
+    iterations: int,
+    exploration: float = 0.7,
+    ms: float | None = None,
+) -> tuple[int, dict[int, int]]:
+    """SO-ISMCTS from ``view``; returns the most visited root action and the root visit counts."""
+    deadline = _deadline(ms)
+    root = _Node()
+    finished, to_act, rewards = rules.finished, rules.to_act, rules.rewards
+    log, sqrt = math.log, math.sqrt
+    for _ in range(iterations):
+        world = rules.sample(view, rng)
+        node = root
+        path: list[tuple[_Node, int]] = []
+        while not finished(world):
+            actions = world.legal_actions()
+            actor = to_act(world)
+            children = node.children
+            untried = [a for a in actions if a not in children]
+            for a in actions:
+                child = children.get(a)
+                if child is not None:
+                    child.available += 1
+            if untried:
+                action = untried[int(rng.random() * len(untried))]
+                node = children[action] = _Node()
+                world.apply(action)
+                path.append((node, actor))
+                break
+            best_value = -math.inf
+            action = actions[0]
+            for a in actions:
+                child = children[a]
+                value = child.total / child.visits + exploration * sqrt(log(child.available) / child.visits)
+                if value > best_value:
+                    best_value, action = value, a
+            node = children[action]
+            world.apply(action)
+            path.append((node, actor))
+        if not finished(world):
+            rollout(world, rng)
+        reward = rewards(world)
+        for node, actor in path:
+            node.visits += 1
+            node.total += reward[actor]
+        if time.perf_counter() > deadline:
+            break
+    visits = {a: root.children[a].visits for a in legal if a in root.children}
+    if not visits:
+        return legal[0], visits
+    best = max(visits, key=lambda a: (visits[a], root.children[a].total / max(visits[a], 1)))
+    return best, visits
+
+
+# ----------------------------------------------------------------- the agents
+class SearchAgent(Agent):
+    """Base of the search agents: reads the information set from the env, searches, never peeks."""
+
+    needs_env = True
+
+    def __init__(
+        self,
+        game: str,
+        seed: int | None = None,
+        iterations: int = 200,
+        ms: float | None = None,
+        rollout: str = "random",
+        num_players: int | None = None,
+    ):
+        super().__init__(seed)
+        if game not in RULES:
+            raise ValueError(f"game must be one of {sorted(RULES)}, got {game!r}")
+        if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
+            raise ValueError(f"iterations must be an int >= 1, got {iterations!r}")
+        if ms is not None and (isinstance(ms, bool) or not isinstance(ms, (int, float)) or ms <= 0):
+            raise ValueError(f"ms must be a positive number of milliseconds, got {ms!r}")
+        self.game = game
+        self.rules = RULES[game]
+        self.iterations = iterations
+        self.ms = ms
+        if rollout == "random":
+            self.rollout: Callable[[Any, random.Random], None] = self.rules.random_rollout
+        elif isinstance(rollout, str) and rollout:
+            self.rollout = AgentRollout(rollout, game, num_players, seed)
+        else:
+            raise ValueError(f"rollout must be 'random' or an agent name, got {rollout!r}")
+        self._env: Any = None
+        self._memory = RangDiscardMemory() if game == "rang" else None
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        if self._memory is not None:
+            self._memory.clear()
+
+    def observe_env(self, env: Any) -> None:
+        """Called before :meth:`act` by the harness: the env the agent plays in (read through its public view)."""
+        self._env = getattr(env, "unwrapped", env)
+
+    def act(self, observation: dict[str, np.ndarray], env: Any = None) -> int:
+        if env is not None:
+            self.observe_env(env)
+        if self._env is None or self._env.game is None:
+            raise ValueError(
+                f"{type(self).__name__} needs the env: call observe_env(env) (or act(obs, env)) before act"
+            )
+        legal = np.flatnonzero(observation["action_mask"]).tolist()
+        if not legal:
+            raise ValueError("no legal action in the mask: the agent was asked to act out of turn")
+        game = self._env.game
+        seat = int(self._env.agent_selection.rsplit("_", 1)[1])
+        decision_seed = int(self.rng.integers(2**63))
+        if self._memory is not None:
+            self._memory.refresh(game)
+        if len(legal) == 1:
+            action = legal[0]
+        else:
+            view = self.rules.view(game, seat, self._memory)
+            action = self.choose(view, legal, random.Random(decision_seed))
+        if action not in legal:
+            raise RuntimeError(f"search chose {action}, not legal in {legal}")
+        if self._memory is not None:
+            self._memory.record(game, seat, action)
+        return int(action)
+
+    def choose(self, view: Any, legal: list[int], rng: random.Random) -> int:
+        raise NotImplementedError
+
+
+class PIMCAgent(SearchAgent):
+    """Determinized (perfect information) Monte Carlo: sample worlds, score actions by rollouts."""
+
+    name = "pimc"
+
+    def __init__(self, game: str, seed: int | None = None, iterations: int = 200, worlds: int = 8,
+                 ms: float | None = None, rollout: str = "random", num_players: int | None = None):
+        super().__init__(game, seed, iterations, ms, rollout, num_players)
+        if isinstance(worlds, bool) or not isinstance(worlds, int) or worlds < 1:
+            raise ValueError(f"worlds must be an int >= 1, got {worlds!r}")
+        self.worlds = worlds
+
+    def choose(self, view: Any, legal: list[int], rng: random.Random) -> int:
+        action, _ = pimc_search(self.rules, view, legal, rng, self.rollout, self.iterations, self.worlds, self.ms)
+        return action
+
+
+class ISMCTSAgent(SearchAgent):
+    """Single-observer information-set MCTS."""
+
+    name = "ismcts"
+
+    def __init__(self, game: str, seed: int | None = None, iterations: int = 200, c: float = 0.7,
+                 ms: float | None = None, rollout: str = "random", num_players: int | None = None):
+        super().__init__(game, seed, iterations, ms, rollout, num_players)
+        if isinstance(c, bool) or not isinstance(c, (int, float)) or c < 0:
+            raise ValueError(f"c (exploration) must be a number >= 0, got {c!r}")
+        self.exploration = float(c)
+
+    def choose(self, view: Any, legal: list[int], rng: random.Random) -> int:
+        action, _ = ismcts_search(self.rules, view, legal, rng, self.rollout, self.iterations, self.exploration,
+                                  self.ms)
+        return action
+
+
+# ------------------------------------------------------- registry factories
+def make_pimc_ring_rang(seed: int | None = None, **params: Any) -> PIMCAgent:
+    return PIMCAgent("ring_rang", seed=seed, **params)
+
+
+def make_pimc_rang(seed: int | None = None, **params: Any) -> PIMCAgent:
+    return PIMCAgent("rang", seed=seed, **params)
+
+
+def make_ismcts_ring_rang(seed: int | None = None, **params: Any) -> ISMCTSAgent:
+    return ISMCTSAgent("ring_rang", seed=seed, **params)
+
+
+def make_ismcts_rang(seed: int | None = None, **params: Any) -> ISMCTSAgent:
+    return ISMCTSAgent("rang", seed=seed, **params)
