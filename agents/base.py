@@ -17,6 +17,7 @@ class Agent:
     """Base class: override :meth:`act`; :meth:`reset` is called at the start of every episode."""
 
     name = "agent"
+    needs_env = False  # True: the harness calls observe_env(env) before each act (search agents)
 
     def __init__(self, seed: int | None = None, **_: Any):
         self.rng = np.random.default_rng(seed)
@@ -25,6 +26,9 @@ class Agent:
         """Start an episode; a seed makes the agent's random choices reproducible."""
         if seed is not None:
             self.rng = np.random.default_rng(seed)
+
+    def observe_env(self, env: Any) -> None:
+        """Called before :meth:`act` when ``needs_env`` is set: the env being played (to be read, not changed)."""
 
     def act(self, observation: dict[str, np.ndarray]) -> int:
         raise NotImplementedError

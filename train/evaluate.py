@@ -154,7 +154,10 @@ def play_episode(env, agents: Sequence, options: dict[str, Any], seed: int) -> t
             truncated = truncated or trunc
             env.step(None)
             continue
-        env.step(agents[seat].act(obs))
+        agent = agents[seat]
+        if getattr(agent, "needs_env", False):
+            agent.observe_env(env)
+        env.step(agent.act(obs))
         decisions += 1
     return totals, truncated, decisions
 
