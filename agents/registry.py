@@ -23,11 +23,15 @@ AGENTS: dict[str, dict[str, str]] = {
         "rules_strong": "cardenvs.agents.ring_rang_rules:make_strong",
         "policy": "cardenvs.agents.policy:make_policy_ring_rang",
         "trained": "cardenvs.agents.policy:make_trained_ring_rang",
+        "pimc": "cardenvs.agents.search:make_pimc_ring_rang",
+        "ismcts": "cardenvs.agents.search:make_ismcts_ring_rang",
     },
     "rang": {
         "random": "cardenvs.agents.base:RandomAgent",
         "policy": "cardenvs.agents.policy:make_policy_rang",
         "trained": "cardenvs.agents.policy:make_trained_rang",
+        "pimc": "cardenvs.agents.search:make_pimc_rang",
+        "ismcts": "cardenvs.agents.search:make_ismcts_rang",
     },
 }
 
