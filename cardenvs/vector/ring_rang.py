@@ -1,0 +1,435 @@
+"""RING RANG batched in torch: B games stepped at once with array ops (CPU or GPU).
+
+The same game as :mod:`cardenvs.ring_rang.engine` (default options: no signals, no
+declarations, no ``stop_when_decided``, no shaping), bound to it by the differential
+test ``tests/test_vector_ring_rang.py``; the observation of the seat to act is exactly
+the AEC env's vector (:mod:`cardenvs.ring_rang_v0`). ``episode="round"`` (one round,
+rewards +-round points) and ``episode="game"`` (rounds to 20 points with chooser
+rotation, rewards +-1 at the end) are both supported.
+
+The state is kept per game in absolute seats (``owner[b, card]`` = seat dealt the card,
+``played[b, card]``, the current trick by seat, counters); the observation is built from
+it at each step with one scatter, so no per-seat copy of the 639-float views is kept.
+Auto-reset selects the finished games with ``nonzero`` (one host sync per step on a GPU).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from cardenvs.ring_rang.engine import (
+    ACTION_KNOCK,
+    ACTION_TRUMP,
+    DEAL_OFFSETS,
+    EPISODES,
+    NUM_ACTIONS,
+    NUM_TRICKS,
+    PHASE_PLAY,
+    PHASE_TRUMP,
+    TARGET_SCORE,
+)
+from cardenvs.ring_rang_v0 import (
+    CHOOSER,
+    CURRENT,
+    DEALER,
+    FIRST_LIFT,
+    KNOCKING_OVER,
+    KNOCKS,
+    LEADER,
+    LIFTED,
+    MAX_SCORE,
+    OBSERVATION_SIZE,
+    PHASE,
+    PILE,
+    PLAYED,
+    SCORES,
+    STREAK,
+    TRICK_NUMBER,
+    TRUMP,
+    TURNED,
+)
+from cardenvs.vector.common import check_actions, make_generator, tensor_bytes
+
+__all__ = ["RingRangVectorEnv"]
+
+NUM_SEATS = 4
+ACE_RANK = 12  # the knock sequence A, K, Q, J is rank 12 - honour index
+# Written with 1s and then cleared: the "turned" part is always zero without the signals variant.
+_SINK = TURNED
+
+# Per game state: name -> (trailing shape, dtype). Everything in absolute seats.
+_STATE: dict[str, tuple[tuple[int, ...], torch.dtype]] = {
+    "deck": ((52,), torch.int64),  # this round's deck, top first (kept to replay or inspect a deal)
+    "owner": ((52,), torch.int64),  # seat dealt each card this round
+    "first_five": ((52,), torch.bool),  # the chooser's first 5 cards (all it sees while choosing)
+    "played": ((52,), torch.bool),
+    "phase": ((), torch.int64),
+    "trump": ((), torch.int64),  # -1 before the choice
+    "to_act": ((), torch.int64),
+    "chooser": ((), torch.int64),
+    "leader": ((), torch.int64),
+    "trick": ((NUM_SEATS,), torch.int64),  # card played to the current trick by each seat, -1 none
+    "trick_count": ((), torch.int64),
+    "best_card": ((), torch.int64),
+    "best_seat": ((), torch.int64),
+    "tricks_played": ((), torch.int64),
+    "pile": ((), torch.int64),
+    "streak": ((), torch.int64),  # winner of the last trick while it is on the pile, -1 none
+    "lifted_any": ((), torch.bool),
+    "lifted": ((2,), torch.int64),
+    "next_honour": ((), torch.int64),
+    "knock_ended": ((), torch.bool),
+    "knockers": ((4,), torch.int64),  # seat that knocked for A, K, Q, J; -1 none
+    "scores": ((2,), torch.int64),
+    "round_number": ((), torch.int64),
+    "given_rounds": ((), torch.int64),  # rounds of this episode dealt from the decks given to reset
+}
+
+
+class RingRangVectorEnv:
+    """``batch_size`` RING RANG games stepped together (see the module docstring).
+
+    ``check_actions=False`` skips the legality check of ``step`` (faster; illegal actions
+    then give undefined games).
+    """
+
+    num_players = NUM_SEATS
+    num_actions = NUM_ACTIONS
+    observation_size = OBSERVATION_SIZE
+
+    def __init__(
+        self,
+        batch_size: int,
+        *,
+        episode: str = "round",
+        knocking: bool = True,
+        device: str | torch.device = "cpu",
+        seed: int | None = None,
+        check_actions: bool = True,
+    ):
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+        if episode not in EPISODES:
+            raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
+        if not isinstance(knocking, bool):
+            raise ValueError(f"knocking must be a bool, got {knocking!r}")
+        self.batch_size = batch_size
+        self.episode = episode
+        self.knocking = knocking
+        self.device = torch.device(device)
+        self.check_actions = bool(check_actions)
+        self.generator = make_generator(self.device, seed)
+        dev = self.device
+        self._games = torch.arange(batch_size, device=dev)
+        self._cards = torch.arange(52, device=dev)
+        self._suit_of_card = self._cards // 13
+        self._deal_offsets = torch.tensor(DEAL_OFFSETS, device=dev)
+        self._seats = torch.arange(NUM_SEATS, device=dev)
+        self._team_signs = torch.tensor([1.0, -1.0, 1.0, -1.0], device=dev)
+        self._lifted_base = torch.tensor([LIFTED, LIFTED + 14], device=dev)
+        self._scores_base = torch.tensor([SCORES, SCORES + MAX_SCORE + 1], device=dev)
+        self._knocks_base = KNOCKS + self._seats * 4
+        for name, (shape, dtype) in _STATE.items():
+            setattr(self, name, torch.zeros((batch_size, *shape), dtype=dtype, device=dev))
+        self.given_decks: torch.Tensor | None = None  # (B, R, 52) decks of the rounds of this episode
+        self._mask = torch.zeros(batch_size, NUM_ACTIONS, dtype=torch.bool, device=dev)
+        self._ready = False
+
+    # ------------------------------------------------------------------ API
+    def reset(
+        self,
+        seed: int | None = None,
+        decks: torch.Tensor | None = None,
+        choosers: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
+        """Start every game afresh. ``decks``: (B, 52) card indices top first, or (B, R, 52) one per
+        round (``episode="game"``; later rounds are shuffled); ``choosers``: (B,) first choosers.
+        Missing ones are drawn from the env's Generator (``seed`` reseeds it)."""
+        batch = self.batch_size
+        given = self._check_decks(decks) if decks is not None else None
+        if choosers is not None:
+            choosers = self._check_choosers(choosers)
+        if seed is not None:
+            self.generator = make_generator(self.device, seed)
+        if choosers is None:
+            choosers = torch.randint(0, NUM_SEATS, (batch,), generator=self.generator, device=self.device)
+        self.given_decks = given
+        self.scores.zero_()
+        self.round_number.zero_()
+        self.given_rounds.fill_(0 if given is None else given.shape[1])
+        first = given[:, 0] if given is not None else self._shuffled_decks(batch)
+        self._start_rounds(self._games, first, choosers)
+        self._ready = True
+        return self._outputs()[:3]
+
+    def step(
+        self, actions: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
+        """Apply one action per game; finished games restart (see the module docstring)."""
+        if not self._ready:
+            raise RuntimeError("step() before reset()")
+        if self.check_actions:
+            actions = check_actions(actions, self._mask)
+        else:
+            actions = actions.to(device=self.device, dtype=torch.int64)
+        rewards, done = self._apply(actions)
+        obs, mask, info = self._outputs()
+        return obs, mask, rewards, done, info
+
+    def memory_bytes_per_game(self) -> int:
+        """Bytes of state per game plus one step's outputs (observation, mask, rewards, done)."""
+        state = tensor_bytes(*(getattr(self, name) for name in _STATE))
+        if self.given_decks is not None:
+            state += tensor_bytes(self.given_decks)
+        outputs = 4 * OBSERVATION_SIZE + NUM_ACTIONS + 4 * NUM_SEATS + 1 + 8
+        return state // self.batch_size + outputs
+
+    def state_dict(self) -> dict[str, Any]:
+        """A snapshot of every array (copies) and of the Generator; :meth:`load_state_dict` restores it."""
+        data: dict[str, Any] = {name: getattr(self, name).clone() for name in _STATE}
+        data["given_decks"] = None if self.given_decks is None else self.given_decks.clone()
+        data["generator"] = self.generator.get_state()
+        data["settings"] = {"batch_size": self.batch_size, "episode": self.episode, "knocking": self.knocking}
+        data["ready"] = self._ready
+        return data
+
+    def load_state_dict(self, data: dict[str, Any]) -> None:
+        """Restore a :meth:`state_dict` of an env with the same settings; ValueError if it does not fit."""
+        settings = {"batch_size": self.batch_size, "episode": self.episode, "knocking": self.knocking}
+        if not isinstance(data, dict) or data.get("settings") != settings:
+            raise ValueError(f"state_dict settings {data.get('settings') if isinstance(data, dict) else None} "
+                             f"do not match this env's {settings}")
+        for name, (shape, dtype) in _STATE.items():
+            value = data.get(name)
+            if not isinstance(value, torch.Tensor) or value.shape != (self.batch_size, *shape) or value.dtype != dtype:
+                raise ValueError(f"state_dict field {name!r} must be a {dtype} tensor of shape "
+                                 f"{(self.batch_size, *shape)}")
+        decks = data.get("given_decks")
+        if decks is not None and (not isinstance(decks, torch.Tensor) or decks.shape[0] != self.batch_size):
+            raise ValueError("state_dict field 'given_decks' must be None or a (B, R, 52) tensor")
+        for name in _STATE:
+            setattr(self, name, data[name].to(self.device).clone())
+        self.given_decks = None if decks is None else decks.to(self.device).clone()
+        self.generator.set_state(data["generator"])
+        self._ready = bool(data.get("ready", True))
+        if self._ready:
+            self._mask = self._legal_mask(self._acting_hand())
+
+    # --------------------------------------------------------------- checks
+    def _check_decks(self, decks: torch.Tensor) -> torch.Tensor:
+        if not isinstance(decks, torch.Tensor) or decks.dtype.is_floating_point or decks.dtype == torch.bool:
+            raise ValueError("decks must be an integer torch.Tensor of card indices")
+        if decks.dim() == 2:
+            decks = decks.unsqueeze(1)
+        if decks.dim() != 3 or decks.shape[0] != self.batch_size or decks.shape[2] != 52 or decks.shape[1] < 1:
+            raise ValueError(f"decks must have shape ({self.batch_size}, 52) or ({self.batch_size}, R, 52), "
+                             f"got {tuple(decks.shape)}")
+        decks = decks.to(device=self.device, dtype=torch.int64)
+        complete = (decks.sort(dim=2).values == self._cards).all(dim=2)
+        if not bool(complete.all()):
+            bad = (~complete).nonzero()[:5].tolist()
+            raise ValueError(f"decks must be permutations of 0..51; not so for (game, round) {bad}")
+        return decks
+
+    def _check_choosers(self, choosers: torch.Tensor) -> torch.Tensor:
+        if not isinstance(choosers, torch.Tensor) or choosers.dtype.is_floating_point or choosers.dtype == torch.bool:
+            raise ValueError("choosers must be an integer torch.Tensor of seats 0..3")
+        if choosers.shape != (self.batch_size,):
+            raise ValueError(f"choosers must have shape ({self.batch_size},), got {tuple(choosers.shape)}")
+        choosers = choosers.to(device=self.device, dtype=torch.int64)
+        if not bool(((choosers >= 0) & (choosers < NUM_SEATS)).all()):
+            raise ValueError("choosers must be seats 0..3")
+        return choosers
+
+    # ---------------------------------------------------------- transitions
+    def _shuffled_decks(self, count: int) -> torch.Tensor:
+        noise = torch.rand(count, 52, generator=self.generator, device=self.device)
+        return noise.argsort(dim=1)
+
+    def _start_rounds(self, games: torch.Tensor, decks: torch.Tensor, choosers: torch.Tensor) -> None:
+        """Deal a new round in ``games`` (index tensor): the chooser holds its first 5 cards."""
+        seat_of_position = (choosers.unsqueeze(1) + self._deal_offsets) & 3
+        count = len(games)
+        self.deck[games] = decks
+        self.owner[games] = torch.empty_like(decks).scatter_(1, decks, seat_of_position)
+        first_five = torch.zeros(count, 52, dtype=torch.bool, device=self.device)
+        self.first_five[games] = first_five.scatter_(1, decks[:, :5], True)
+        self.played[games] = False
+        self.phase[games] = PHASE_TRUMP
+        self.trump[games] = -1
+        self.to_act[games] = choosers
+        self.chooser[games] = choosers
+        self.leader[games] = choosers
+        self.trick[games] = -1
+        self.trick_count[games] = 0
+        self.best_card[games] = -1
+        self.best_seat[games] = -1
+        self.tricks_played[games] = 0
+        self.pile[games] = 0
+        self.streak[games] = -1
+        self.lifted_any[games] = False
+        self.lifted[games] = 0
+        self.next_honour[games] = 0
+        self.knock_ended[games] = not self.knocking
+        self.knockers[games] = -1
+
+    def _honour_card(self) -> torch.Tensor:
+        """The card of the next honour to knock for (meaningful while knocking is open)."""
+        return (self.trump.clamp(min=0) * 13 + ACE_RANK - self.next_honour.clamp(max=3))
+
+    def _apply(self, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        games = self._games
+        seat = self.to_act
+        choosing = self.phase == PHASE_TRUMP
+        knock = actions == ACTION_KNOCK
+        play = actions < 52
+        card = actions.clamp(max=51)
+
+        # Trump choice: the rest of the deck is dealt (``owner`` already holds the whole deal).
+        self.trump = torch.where(choosing, actions - ACTION_TRUMP, self.trump)
+        self.phase = torch.where(choosing, PHASE_PLAY, self.phase)
+
+        # Knock for the next honour; knocking ends after J or when the next honour is gone.
+        honour = self.next_honour.clamp(max=3)
+        self.knockers[games, honour] = torch.where(knock, seat, self.knockers[games, honour])
+        self.next_honour = self.next_honour + knock
+        next_gone = self.played[games, self._honour_card()]
+        self.knock_ended |= knock & ((self.next_honour == 4) | next_gone)
+
+        # Play a card: follow the trick's best, end knocking if the next honour goes unknocked.
+        self.knock_ended |= play & (card == self._honour_card())
+        self.played[games, card] |= play
+        self.trick[games, seat] = torch.where(play, card, self.trick[games, seat])
+        lead = play & (self.trick_count == 0)
+        suit = card // 13
+        best_suit = self.best_card // 13
+        beats = ((suit == best_suit) & (card > self.best_card)) | ((suit == self.trump) & (best_suit != self.trump))
+        takes = play & (lead | beats)
+        self.best_card = torch.where(takes, card, self.best_card)
+        self.best_seat = torch.where(takes, seat, self.best_seat)
+        self.leader = torch.where(lead, seat, self.leader)
+        self.trick_count = self.trick_count + play
+        self.to_act = torch.where(play, (seat + 1) & 3, seat)
+
+        # Trick end: the winner puts it on the pile and lifts when the rules allow.
+        done_trick = self.trick_count == 4
+        winner = self.best_seat
+        self.tricks_played = self.tricks_played + done_trick
+        pile = self.pile + done_trick
+        needed = torch.where(self.lifted_any, 2, 3)
+        lift = done_trick & ((self.tricks_played == NUM_TRICKS) | ((self.streak == winner) & (pile >= needed)))
+        self.lifted.scatter_add_(1, (winner & 1).clamp(min=0).unsqueeze(1), (pile * lift).unsqueeze(1))
+        self.pile = torch.where(lift, 0, pile)
+        self.lifted_any |= lift
+        self.streak = torch.where(done_trick, torch.where(lift, -1, winner), self.streak)
+        self.trick.masked_fill_(done_trick.unsqueeze(1), -1)
+        self.trick_count = torch.where(done_trick, 0, self.trick_count)
+        self.to_act = torch.where(done_trick, winner, self.to_act)
+        self.leader = torch.where(done_trick, winner, self.leader)
+
+        # Round end: 7 lifted tricks win 1 point; all 13 win 2 (chooser's team) or 3.
+        round_over = done_trick & (self.tricks_played == NUM_TRICKS)
+        team = (self.lifted[:, 0] < 7).long()
+        slam = self.lifted.gather(1, team.unsqueeze(1)).squeeze(1) == NUM_TRICKS
+        points = torch.where(slam, torch.where(team == (self.chooser & 1), 2, 3), 1)
+        sign = 1 - 2 * team
+        if self.episode == "round":
+            done = round_over
+            value = sign * points * round_over
+        else:
+            self.scores.scatter_add_(1, team.unsqueeze(1), (points * round_over).unsqueeze(1))
+            done = round_over & (self.scores.gather(1, team.unsqueeze(1)).squeeze(1) >= TARGET_SCORE)
+            value = sign * done
+            next_round = round_over & ~done
+            if bool(next_round.any()):
+                self._next_rounds(next_round.nonzero().squeeze(1), team)
+        rewards = value.unsqueeze(1).to(torch.float32) * self._team_signs
+        if bool(done.any()):
+            self._new_episodes(done.nonzero().squeeze(1))
+        return rewards, done
+
+    def _next_rounds(self, games: torch.Tensor, team: torch.Tensor) -> None:
+        """Game mode: the next round, chooser's partner after a win, left neighbour after a loss."""
+        chooser = self.chooser[games]
+        won = team[games] == (chooser & 1)
+        choosers = torch.where(won, chooser + 2, chooser + 1) & 3
+        rounds = self.round_number[games] + 1
+        self.round_number[games] = rounds
+        decks = self._shuffled_decks(len(games))
+        if self.given_decks is not None:
+            from_given = rounds < self.given_rounds[games]
+            given = self.given_decks[games, rounds.clamp(max=self.given_decks.shape[1] - 1)]
+            decks = torch.where(from_given.unsqueeze(1), given, decks)
+        self._start_rounds(games, decks, choosers)
+
+    def _new_episodes(self, games: torch.Tensor) -> None:
+        """Finished games restart with fresh decks and choosers from the Generator."""
+        count = len(games)
+        choosers = torch.randint(0, NUM_SEATS, (count,), generator=self.generator, device=self.device)
+        self.scores[games] = 0
+        self.round_number[games] = 0
+        self.given_rounds[games] = 0
+        self._start_rounds(games, self._shuffled_decks(count), choosers)
+
+    # ----------------------------------------------------------- observation
+    def _acting_hand(self) -> torch.Tensor:
+        """(B, 52) cards in the hand of the seat to act (the whole deal counts, see ``_observe``)."""
+        return (self.owner == self.to_act.unsqueeze(1)) & ~self.played
+
+    def _legal_mask(self, hand: torch.Tensor) -> torch.Tensor:
+        batch = self.batch_size
+        playing = self.phase == PHASE_PLAY
+        led = self.trick[self._games, self.leader]
+        same = hand & (self._suit_of_card == (led // 13).unsqueeze(1))
+        follow = (self.trick_count > 0) & same.any(dim=1)
+        allowed = torch.where(follow.unsqueeze(1), same, hand) & playing.unsqueeze(1)
+        can_knock = playing & ~self.knock_ended & hand[self._games, self._honour_card()]
+        return torch.cat([allowed, (~playing).unsqueeze(1).expand(batch, 4), can_knock.unsqueeze(1)], dim=1)
+
+    def _observe(self, hand: torch.Tensor) -> torch.Tensor:
+        """(B, OBSERVATION_SIZE) the AEC observation of the seat to act in each game."""
+        seat = self.to_act
+        sink = _SINK
+
+        def rel(seats: torch.Tensor) -> torch.Tensor:  # seat relative to the viewer: 0 self, 1 left ...
+            viewer = seat.view(-1, *([1] * (seats.dim() - 1)))
+            return (seats - viewer) & 3
+
+        playing = self.phase == PHASE_PLAY
+        # While choosing, the chooser sees its first 5 cards only (the rest is not dealt yet).
+        visible = hand & (playing.unsqueeze(1) | self.first_five)
+        cards = self._cards
+        card_index = torch.where(self.played, PLAYED + rel(self.owner) * 52 + cards, torch.where(visible, cards, sink))
+        current = torch.where(self.trick >= 0, CURRENT + rel(self._seats.expand(len(seat), 4)) * 52 + self.trick, sink)
+        knocks = torch.where(self.knockers >= 0, self._knocks_base + rel(self.knockers), sink)
+        own = (seat & 1).unsqueeze(1)
+        teams = torch.cat([own, 1 - own], dim=1)
+        lifted = self._lifted_base + self.lifted.gather(1, teams)
+        scores = self._scores_base + self.scores.gather(1, teams).clamp(max=MAX_SCORE)
+        singles = torch.stack(
+            [
+                torch.where(self.trump >= 0, TRUMP + self.trump, sink),
+                PHASE + self.phase,
+                TRICK_NUMBER + self.tricks_played.clamp(max=12),
+                torch.where(self.trick_count > 0, LEADER + rel(self.leader), sink),
+                PILE + self.pile.clamp(max=12),
+                torch.where(self.streak >= 0, STREAK + rel(self.streak), sink),
+                torch.where(self.lifted_any, FIRST_LIFT, sink),
+                torch.where(self.knock_ended, KNOCKING_OVER, sink),
+                CHOOSER + rel(self.chooser),
+                DEALER + rel(self.chooser + 3),
+            ],
+            dim=1,
+        )
+        index = torch.cat([card_index, current, knocks, lifted, scores, singles], dim=1)
+        obs = torch.zeros(len(seat), OBSERVATION_SIZE, device=self.device)
+        obs.scatter_(1, index, 1.0)
+        obs[:, sink] = 0.0
+        return obs
+
+    def _outputs(self) -> tuple[torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
+        hand = self._acting_hand()
+        self._mask = self._legal_mask(hand)
+        return self._observe(hand), self._mask.clone(), {"seat": self.to_act.clone()}
