@@ -134,7 +134,7 @@ class raw_env(CardGameEnv):
 
     metadata: ClassVar[dict[str, Any]] = {
         "name": "rang_v0",
-        "render_modes": ["ansi", "human"],
+        "render_modes": ["ansi", "human", "rgb_array"],
         "is_parallelizable": False,
     }
     action_names = ACTION_NAMES
@@ -296,6 +296,14 @@ class raw_env(CardGameEnv):
         return np.array(parts, np.float32)
 
     # ------------------------------------------------------------------ text
+    def render(self) -> Any:
+        """Text for ``"ansi"``/``"human"``; for ``"rgb_array"`` an image of the table, every hand face up."""
+        if self.render_mode == "rgb_array":
+            from cardenvs.render import render_rgb  # Pillow is optional: imported only here
+
+            return render_rgb(self)
+        return super().render()
+
     def _render_text(self) -> str:
         g = self.game
         lines = [

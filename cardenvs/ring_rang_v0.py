@@ -182,7 +182,7 @@ class raw_env(CardGameEnv):  # noqa: N801 (PettingZoo convention)
 
     metadata: ClassVar[dict[str, Any]] = {
         "name": "ring_rang_v0",
-        "render_modes": ["ansi", "human"],
+        "render_modes": ["ansi", "human", "rgb_array"],
         "is_parallelizable": False,
     }
     observation_size = OBSERVATION_SIZE
@@ -401,6 +401,14 @@ class raw_env(CardGameEnv):  # noqa: N801 (PettingZoo convention)
         return RingRangGame.from_json(data)
 
     # ---------------------------------------------------------------- text
+    def render(self) -> Any:
+        """Text for ``"ansi"``/``"human"``; for ``"rgb_array"`` an image of the table, every hand face up."""
+        if self.render_mode == "rgb_array":
+            from cardenvs.render import render_rgb  # Pillow is optional: imported only here
+
+            return render_rgb(self)
+        return super().render()
+
     def observation_text(self, agent: str) -> str:
         """What ``agent`` may know, as text (the same content as its observation)."""
         viewer = self._agent_seat[agent]

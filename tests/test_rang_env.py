@@ -60,7 +60,7 @@ def test_metadata_and_spaces():
 @pytest.mark.parametrize(
     "kwargs",
     [{"num_players": 1}, {"num_players": 11}, {"num_players": True}, {"num_players": 4.0}, {"episode": "game"},
-     {"max_turns_per_deal": 0}, {"render_mode": "rgb_array"}, {"illegal_action": "ignore"}],
+     {"max_turns_per_deal": 0}, {"render_mode": "rgb"}, {"illegal_action": "ignore"}],
 )  # fmt: skip
 def test_bad_constructor_arguments(kwargs):
     with pytest.raises(ValueError):

@@ -50,7 +50,7 @@ def test_pettingzoo_seed(episode):
 def test_metadata_and_spaces():
     env = ring_rang_v0.env()
     assert env.metadata["name"] == "ring_rang_v0"
-    assert env.metadata["render_modes"] == ["ansi", "human"]
+    assert env.metadata["render_modes"] == ["ansi", "human", "rgb_array"]
     assert env.metadata["is_parallelizable"] is False
     assert env.action_space("player_0").n == 57
     assert env.observation_space("player_0")["observation"].shape == (OBSERVATION_SIZE,)
