@@ -10,6 +10,8 @@ from importlib import import_module
 COMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("cardenvs.train.evaluate", "play line-ups of agents on fixed deals; win rates with 95% CIs"),
     "bench": ("cardenvs.bench", "decisions per second of the envs (and of peer envs when installed)"),
+    "play": ("cardenvs.play", "play Rang or RING RANG in the terminal against agents"),
+    "replay": ("cardenvs.replay", "replay a recorded game: final table, HTML page (--html)"),
 }
 
 
