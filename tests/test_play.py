@@ -1,0 +1,275 @@
+"""Terminal play: input parsing, the move lists, and whole games played as the human in a real terminal (tmux)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from cardenvs import rang_v0, ring_rang_v0
+from cardenvs.cards import parse_card
+from cardenvs.play import (
+    Choice,
+    QuitGame,
+    card_text,
+    main,
+    parse_choice,
+    rang_choices,
+    ring_rang_choices,
+    use_color,
+)
+from cardenvs.replay import load, replay
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+# ------------------------------------------------------------------ parsing
+def _ring_rang_in_play(seed: int = 0):
+    """A RING RANG env in the play phase (trump chosen), the chooser to lead."""
+    env = ring_rang_v0.env(episode="round")
+    env.reset(seed=seed, options={"chooser": 0})
+    env.step(52 + 2)  # trump hearts
+    return env
+
+
+def test_ring_rang_choices_name_every_legal_card_and_knock():
+    env = _ring_rang_in_play()
+    game = env.unwrapped.game
+    legal = env.unwrapped.legal_actions()
+    choices = ring_rang_choices(game, legal, env.unwrapped.action_names, color=False)
+    assert [c.action for c in choices] == legal
+    for choice in choices:
+        if choice.action < 52:
+            assert parse_choice(env.unwrapped.action_names[choice.action][5:], choices) == choice.action
+    assert choices[-1].action == 56  # with seed 0 the chooser holds the trump Ace and may knock
+    assert parse_choice("k", choices) == parse_choice("knock", choices) == 56
+    assert parse_choice(str(len(choices)), choices) == 56
+    assert parse_choice(f"  {choices[0].label.lower()} ", choices) == choices[0].action  # "q♥" style works too
+
+
+def test_parse_choice_codes_tens_numbers_and_errors():
+    choices = [
+        Choice(parse_card("TD"), "10♦", {"td", "10d", "t♦", "10♦"}),
+        Choice(parse_card("QH"), "Q♥", {"qh", "q♥"}),
+        Choice(56, "knock", {"k", "knock"}),
+    ]
+    assert parse_choice("10D", choices) == parse_card("TD")
+    assert parse_choice("td", choices) == parse_card("TD")
+    assert parse_choice("QH", choices) == parse_card("QH")
+    assert parse_choice("2", choices) == parse_card("QH")
+    assert parse_choice("K", choices) == 56
+    with pytest.raises(ValueError, match="no move number 4; choose 1-3"):
+        parse_choice("4", choices)
+    with pytest.raises(ValueError, match="'AS' is not a legal move now"):
+        parse_choice("AS", choices)
+    with pytest.raises(ValueError, match="type the number"):
+        parse_choice("   ", choices)
+    for text in ("q", "Q", "quit", " QUIT "):
+        with pytest.raises(QuitGame):
+            parse_choice(text, choices)
+
+
+def test_rang_q_is_the_queen_and_lower_case_q_quits():
+    queen_kind, ten_kind = 10, 8
+    choices = [Choice(ten_kind, "10", {"t", "10", "td"}), Choice(queen_kind, "Q", {"q", "qh"})]
+    assert parse_choice("Q", choices, rank_q=True) == queen_kind
+    assert parse_choice("QH", choices, rank_q=True) == queen_kind
+    assert parse_choice("10", choices, rank_q=True) == ten_kind  # "10" names the rank, not move number 10
+    with pytest.raises(QuitGame):
+        parse_choice("q", choices, rank_q=True)
+
+
+def test_rang_choices_from_a_real_deal():
+    env = rang_v0.env(num_players=3)
+    env.reset(seed=2)
+    game = env.unwrapped.game
+    legal = env.unwrapped.legal_actions()
+    choices = rang_choices(game, legal, color=False)
+    assert [c.action for c in choices] == legal
+    hand = game.hands[game.current]
+    for choice in choices:
+        kind = choice.action % 14
+        for card in hand[kind]:  # every card of that rank in hand selects the play of the rank
+            assert parse_choice("JK" if kind == 13 else card_text(card, False), choices, rank_q=True) == choice.action
+
+
+def test_colours_follow_flag_and_no_color(monkeypatch):
+    class Tty:
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert use_color(False, Tty())
+    assert not use_color(True, Tty())
+    assert not use_color(False, object())  # not a terminal
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not use_color(False, Tty())
+    assert card_text(parse_card("QH"), True) == "\x1b[31mQ\u2665\x1b[0m"
+    assert card_text(parse_card("QS"), True) == "Q\u2660"
+    assert card_text(parse_card("TD"), False) == "10\u2666"
+
+
+# ------------------------------------------------------------- in-process games
+def _first_legal_reader(log: list[str], bad_first: str | None = None):
+    """A stand-in for input(): a bad entry first (if given), then always move 1."""
+    pending = [bad_first] if bad_first else []
+
+    def read(prompt: str) -> str:
+        log.append(prompt)
+        return pending.pop() if pending else "1"
+
+    return read
+
+
+def test_play_a_round_in_process_and_replay_it(tmp_path, capsys):
+    path = tmp_path / "round.json"
+    prompts: list[str] = []
+    argv = ["ring-rang", "--episode", "round", "--seed", "11", "--opponents", "random", "--record", str(path)]
+    assert main(argv, read=_first_legal_reader(prompts, bad_first="ZZ")) == 0
+    out = capsys.readouterr().out
+    assert "! 'ZZ' is not a legal move now" in out
+    assert "=== round over" in out
+    assert len(prompts) >= 14  # trump or not, 13 cards, plus the bad entry
+    data = load(path)
+    assert data["agents"] == ["human", "random", "random", "random"]
+    env = replay(data)
+    assert env.agents == []  # the round was played to its end
+    game = env.unwrapped.game
+    assert game.over and sum(game.rounds[0]["lifted"]) == 13
+
+
+def test_quit_saves_an_unfinished_game(tmp_path, capsys):
+    path = tmp_path / "quit.json"
+    answers = iter(["1", "1", "q"])
+    assert main(["rang", "--players", "2", "--seed", "3", "--opponents", "random", "--record", str(path)],
+                read=lambda prompt: next(answers)) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "You quit the game." in out and "(unfinished)" in out
+    env = replay(load(path))
+    assert env.agents  # still going: the record holds the moves made so far
+
+
+def test_bad_arguments_are_clear_errors(capsys):
+    assert main(["ring-rang", "--players", "3"]) == 2
+    assert "always 4 players" in capsys.readouterr().err
+    assert main(["rang", "--opponents", "random", "random"]) == 2
+    assert "--opponents: give 1 spec or 3" in capsys.readouterr().err
+    assert main(["rang", "--seat", "7"]) == 2
+    assert "--seat must be 0..3" in capsys.readouterr().err
+    assert main(["poker"]) == 2
+    assert "env must be one of" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------- tmux
+TMUX = shutil.which("tmux")
+SUIT_LETTER = {"\u2663": "C", "\u2666": "D", "\u2665": "H", "\u2660": "S"}
+
+
+class Terminal:
+    """A program running in a detached tmux session on a private tmux server."""
+
+    def __init__(self, command: str, name: str):
+        self.socket = f"cardenvs-test-{name}-{id(self)}"
+        self.tmux([
+            "new-session", "-d", "-s", "play", "-x", "200", "-y", "50",
+            f"{command}; echo __EXIT__ $?; sleep 600",
+        ])  # fmt: skip
+
+    def tmux(self, args: list[str]) -> str:
+        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=True).stdout
+
+    def screen(self, escapes: bool = False) -> str:
+        return self.tmux(["capture-pane", "-p", "-J", "-S", "-1000", *(["-e"] if escapes else []), "-t", "play"])
+
+    def type(self, text: str) -> None:
+        self.tmux(["send-keys", "-t", "play", "-l", text])
+        self.tmux(["send-keys", "-t", "play", "Enter"])
+
+    def wait_for(self, pattern: str, limit_s: float = 60.0) -> str:
+        """The screen once ``pattern`` (a regex) shows on it; fails with the screen if it never does."""
+        deadline = time.monotonic() + limit_s
+        while True:
+            screen = self.screen()
+            if re.search(pattern, screen):
+                return screen
+            if time.monotonic() > deadline:
+                pytest.fail(f"never saw {pattern!r}; the terminal shows:\n{screen[-3000:]}")
+            time.sleep(0.05)
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
+
+
+def _play_in_tmux(args: str, name: str, name_of_first: Callable[[str], str], tmp_path: Path) -> tuple[str, str, int]:
+    """Play as the human, always choosing the first legal move (typed by name or by number, alternately)."""
+    record = tmp_path / f"{name}.json"
+    command = f"cd {REPO} && {sys.executable} -m cardenvs.cli play {args} --record {record}"
+    terminal = Terminal(command, name)
+    try:
+        decision = 1
+        terminal.wait_for(r"\[1\] your move> ")
+        terminal.type("nonsense")
+        terminal.wait_for(r"! 'nonsense' is not a legal move now")
+        while True:
+            screen = terminal.wait_for(rf"\[{decision}\] your move> |__EXIT__")
+            if re.search(rf"\[{decision}\] your move> ", screen) is None:
+                break
+            legal_line = [line for line in screen.splitlines() if line.startswith("Legal: ")][-1]
+            first = re.match(r"Legal: \[1\] (.+?)(?:  \[2\]|$)", legal_line).group(1)
+            typed = name_of_first(first) if decision % 2 else "1"
+            terminal.type(typed)
+            decision += 1
+        assert "__EXIT__ 0" in screen, screen[-2000:]
+        colored = terminal.screen(escapes=True)
+    finally:
+        terminal.close()
+    return screen, colored, decision - 1
+
+
+def _ring_rang_name(label: str) -> str:
+    """``Q♥`` -> ``QH``, ``10♦`` -> ``10D``; a trump choice by its letter; a knock by ``k``."""
+    if label.startswith("trump "):
+        return SUIT_LETTER[label.split()[1]]
+    if label.startswith("knock"):
+        return "k"
+    return label[:-1] + SUIT_LETTER[label[-1]]
+
+
+def _rang_name(label: str) -> str:
+    """``Q (Q♥ Q♠)`` -> ``Q`` (the rank), ``discard 7 (7♥)`` -> ``7``, ``JK`` -> ``JK``."""
+    words = label.split()
+    return words[1] if words[0] == "discard" else words[0]
+
+
+@pytest.mark.skipif(TMUX is None, reason="tmux is not installed: the real-terminal test needs it")
+def test_play_a_whole_ring_rang_round_in_a_real_terminal(tmp_path):
+    screen, colored, decisions = _play_in_tmux(
+        "ring-rang --episode round --seed 21 --opponents random", "ringrang", _ring_rang_name, tmp_path
+    )
+    assert "=== round over" in screen and "game saved to" in screen
+    assert "\x1b[31m" in colored  # red suits in colour on a terminal
+    data = load(tmp_path / "ringrang.json")
+    env = replay(data)
+    assert env.agents == [] and sum(env.unwrapped.game.rounds[0]["lifted"]) == 13
+    agent_moves = len(data["actions"]) - decisions
+    assert decisions >= 13 and agent_moves >= 39  # 13 cards each for the 3 agents (and their knocks)
+
+
+@pytest.mark.skipif(TMUX is None, reason="tmux is not installed: the real-terminal test needs it")
+def test_play_a_whole_rang_deal_in_a_real_terminal(tmp_path):
+    screen, colored, decisions = _play_in_tmux(
+        "rang --players 3 --episode deal --seed 8 --opponents random --no-color", "rang", _rang_name, tmp_path
+    )
+    assert "=== deal over" in screen
+    assert "\x1b[31m" not in colored  # --no-color
+    env = replay(load(tmp_path / "rang.json"))
+    game = env.unwrapped.game
+    assert env.agents == [] and game.match_over and not game.truncated
+    assert game.last_points[game.went_out] == 0
+    assert decisions >= 2
