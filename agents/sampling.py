@@ -311,10 +311,16 @@ class RangDiscardMemory:
         if self._mark is None:
             self.cards = []
             return
-        deal, pile, stock, discard, turns = self._mark
-        kept = deal == game.deal_number and len(game.discard) >= discard and len(game.stock) <= stock and (
-            3 * (game.turns - turns) <= stock
-            or (game.deck_size == 54 and len(pile) >= 2 and tuple(game.pile[: len(pile)]) == pile)
+        game_id, deal, pile, stock, discard, turns = self._mark
+        kept = (
+            game_id == id(game)
+            and deal == game.deal_number
+            and len(game.discard) >= discard
+            and len(game.stock) <= stock
+            and (
+                3 * (game.turns - turns) <= stock
+                or (game.deck_size == 54 and len(pile) >= 2 and tuple(game.pile[: len(pile)]) == pile)
+            )
         )
         if not kept:
             self.cards = []
@@ -323,7 +329,8 @@ class RangDiscardMemory:
         discarding = action >= DISCARD_OFFSET
         if discarding:
             self.cards.append(game.hands[seat][action - DISCARD_OFFSET][0])  # the engine discards the lowest copy
-        self._mark = (game.deal_number, tuple(game.pile), len(game.stock), len(game.discard) + discarding, game.turns)
+        discard_size = len(game.discard) + discarding
+        self._mark = (id(game), game.deal_number, tuple(game.pile), len(game.stock), discard_size, game.turns)
 
 
 @dataclass

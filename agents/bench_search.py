@@ -1,0 +1,74 @@
+"""Decisions per second of the search agents, on positions of random games of both games.
+
+    python -m cardenvs.agents.bench_search --iterations 100 1000 --decisions 30
+
+Positions: random agents play a deal; at each decision with >= 2 legal actions
+the search agent decides (its choice is not played, so every budget sees the
+same positions). Only the time of ``act`` is counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from cardenvs import rang_v0, ring_rang_v0
+
+from .registry import make_agent
+
+
+def positions(game: str, count: int, seed: int):
+    """Yield (env, observation) at ``count`` decisions with a choice, from random play."""
+    env = ring_rang_v0.env(episode="round") if game == "ring_rang" else rang_v0.env(num_players=4, episode="deal")
+    rng = np.random.default_rng(seed)
+    found = 0
+    episode = 0
+    while found < count:
+        env.reset(seed=seed * 1000 + episode)
+        episode += 1
+        for _name in env.agent_iter():
+            obs, _r, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            legal = np.flatnonzero(obs["action_mask"])
+            if legal.size >= 2 and found < count:
+                found += 1
+                yield env, obs
+            env.step(int(rng.choice(legal)))
+
+
+def bench(spec: str, game: str, decisions: int, seed: int = 0) -> float:
+    """Decisions per second of ``spec`` over ``decisions`` positions."""
+    agent = make_agent(spec, game, seed=seed, **({"num_players": 4} if game == "rang" else {}))
+    spent = 0.0
+    for env, obs in positions(game, decisions, seed):
+        agent.reset()  # its choices are not played: forget its own discards
+        agent.observe_env(env)
+        start = time.perf_counter()
+        agent.act(obs)
+        spent += time.perf_counter() - start
+    return decisions / spent
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iterations", type=int, nargs="+", default=[100, 1000])
+    parser.add_argument("--decisions", type=int, default=30)
+    parser.add_argument("--games", nargs="+", default=["ring_rang", "rang"])
+    parser.add_argument("--agents", nargs="+", default=["pimc", "ismcts"])
+    args = parser.parse_args(argv)
+    print(f"{'game':<10} {'agent':<8} {'iterations':>10} {'decisions/s':>12} {'ms/decision':>12}")
+    for game in args.games:
+        for name in args.agents:
+            for iterations in args.iterations:
+                rate = bench(f"{name}:iterations={iterations}", game, args.decisions)
+                print(f"{game:<10} {name:<8} {iterations:>10} {rate:>12.1f} {1000 / rate:>12.1f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

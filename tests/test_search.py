@@ -1,0 +1,193 @@
+"""PIMC and ISMCTS: no peeking, the live game untouched, reproducible, usable by the harness."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+from cardenvs import rang_v0, ring_rang_v0
+from cardenvs.agents.registry import make_agent
+from cardenvs.agents.sampling import rang_view, ring_rang_view
+from cardenvs.agents.search import RULES, ismcts_search
+from cardenvs.cards import CODES
+from cardenvs.train.evaluate import EvalConfig, run_records
+
+SPECS = ["pimc:iterations=40,worlds=4", "ismcts:iterations=40"]
+
+
+def advance(env, steps: int, seed: int) -> None:
+    """Random legal play for ``steps`` decisions (stops early at the end)."""
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        obs, _r, term, trunc, _ = env.last()
+        if term or trunc:
+            return
+        env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+
+
+def ring_rang_env(seed: int, steps: int):
+    env = ring_rang_v0.env(episode="round")
+    env.reset(seed=seed, options={"chooser": seed % 4})
+    advance(env, steps, seed)
+    return env
+
+
+def rang_env(seed: int, steps: int):
+    env = rang_v0.env(num_players=4, episode="deal")
+    env.reset(seed=seed)
+    advance(env, steps, seed)
+    return env
+
+
+def swapped_ring_rang(env):
+    """A copy of ``env`` with two unseen cards of one suit swapped between two opponents of the seat to act."""
+    game = env.unwrapped.game
+    seat = game.to_act
+    knocked = {game.trump * 13 + 12 - h for h, k in enumerate(game.knockers) if k >= 0}
+    others = [s for s in range(4) if s != seat]
+    for a in others:
+        for b in others:
+            if a >= b:
+                continue
+            for x in range(52):
+                for y in range(52):
+                    if (x // 13 == y // 13 and game.hands[a] >> x & 1 and game.hands[b] >> y & 1
+                            and x not in knocked and y not in knocked):
+                        snap = env.unwrapped.snapshot()
+                        hands = snap["game"]["hands"]
+                        hands[a] ^= (1 << x) | (1 << y)
+                        hands[b] ^= (1 << x) | (1 << y)
+                        snap["game"]["deck"] = list(range(52))  # the deck record is hidden too
+                        other = ring_rang_v0.env(episode="round")
+                        other.reset(seed=0)
+                        other.restore(snap)
+                        return other
+    return None
+
+
+def swapped_rang(env):
+    """A copy of ``env`` with an opponent's card swapped with a card of the stock (a different rank)."""
+    game = env.unwrapped.game
+    seat = game.current
+    for other in range(game.num_players):
+        if other == seat or not game.hand_size[other]:
+            continue
+        for card in game.hand_cards(other):
+            for i, stocked in enumerate(game.stock):
+                if stocked % 13 != card % 13 or (card == 52) != (stocked == 52):
+                    snap = env.unwrapped.snapshot()
+                    data = snap["game"]
+                    hand = data["hands"][other]
+                    hand[hand.index(CODES[card])] = CODES[stocked]
+                    stock = data["stock_top_first"]
+                    stock[len(game.stock) - 1 - i] = CODES[card]
+                    copy = rang_v0.env(num_players=4, episode="deal")
+                    copy.reset(seed=0)
+                    copy.restore(snap)
+                    return copy
+    return None
+
+
+@pytest.mark.parametrize("spec", SPECS)
+@pytest.mark.parametrize("seed,steps", [(1, 12), (2, 7), (3, 22), (4, 35)])
+def test_ring_rang_no_peeking(spec, seed, steps):
+    env = ring_rang_env(seed, steps)
+    other = swapped_ring_rang(env)
+    if other is None:
+        pytest.skip("no swappable pair in this position")
+    seat = env.unwrapped.game.to_act
+    assert env.unwrapped.game.hands != other.unwrapped.game.hands
+    assert ring_rang_view(env.unwrapped.game, seat).fingerprint() == ring_rang_view(
+        other.unwrapped.game, seat).fingerprint()
+    choices = []
+    for e in (env, other):
+        agent = make_agent(spec, "ring_rang", seed=17)
+        agent.observe_env(e)
+        choices.append(agent.act(e.last()[0]))
+    assert choices[0] == choices[1]
+
+
+@pytest.mark.parametrize("spec", SPECS)
+@pytest.mark.parametrize("seed,steps", [(1, 3), (2, 15), (3, 30)])
+def test_rang_no_peeking(spec, seed, steps):
+    env = rang_env(seed, steps)
+    if not env.agents:
+        pytest.skip("deal over")
+    other = swapped_rang(env)
+    if other is None:
+        pytest.skip("nothing to swap")
+    seat = env.unwrapped.game.current
+    assert env.unwrapped.game.hands != other.unwrapped.game.hands
+    assert rang_view(env.unwrapped.game, seat).fingerprint() == rang_view(other.unwrapped.game, seat).fingerprint()
+    choices = []
+    for e in (env, other):
+        agent = make_agent(spec, "rang", seed=5, num_players=4)
+        agent.observe_env(e)
+        choices.append(agent.act(e.last()[0]))
+    assert choices[0] == choices[1]
+
+
+@pytest.mark.parametrize("game", ["ring_rang", "rang"])
+@pytest.mark.parametrize("spec", SPECS)
+def test_search_leaves_the_live_game_unchanged_and_is_reproducible(game, spec):
+    extra = {"num_players": 4} if game == "rang" else {}
+    for seed in range(3):
+        env = ring_rang_env(seed, 5 + 9 * seed) if game == "ring_rang" else rang_env(seed, 4 + 9 * seed)
+        if not env.agents:
+            continue
+        before = json.dumps(env.unwrapped.snapshot(), sort_keys=True)
+        obs = env.last()[0]
+        first = make_agent(spec, game, seed=seed, **extra)
+        second = make_agent(spec, game, seed=seed, **extra)
+        first.observe_env(env)
+        second.observe_env(env)
+        action = first.act(obs)
+        assert obs["action_mask"][action]
+        assert second.act(obs) == action
+        assert json.dumps(env.unwrapped.snapshot(), sort_keys=True) == before
+
+
+def test_ismcts_takes_the_last_trick_it_can_win():
+    """Trick 13, the searcher leads: any card wins or loses by itself; ISMCTS must see the forced outcome."""
+    env = ring_rang_env(8, 0)
+    game = env.unwrapped.game
+    rng = random.Random(0)
+    while not (game.tricks_played == 11 and not game.trick_cards):
+        game.apply(rng.choice([a for a in game.legal_actions() if a < 56]))
+    seat = game.to_act
+    view = ring_rang_view(game, seat)
+    legal = game.legal_actions()
+    rules = RULES["ring_rang"]
+    action, visits = ismcts_search(rules, view, legal, random.Random(1), rules.random_rollout, 300)
+    assert action in legal and sum(visits.values()) == 300
+
+
+def test_search_agent_needs_the_env_and_checks_parameters():
+    agent = make_agent("ismcts", "ring_rang", seed=0)
+    env = ring_rang_env(0, 0)
+    with pytest.raises(ValueError, match="needs the env"):
+        agent.act(env.last()[0])
+    for bad in ("ismcts:iterations=0", "pimc:worlds=0", "ismcts:c=-1", "pimc:ms=0", "ismcts:bogus=1"):
+        with pytest.raises(ValueError):
+            make_agent(bad, "ring_rang", seed=0)
+
+
+@pytest.mark.parametrize("game", ["ring_rang", "rang"])
+def test_harness_plays_search_agents(game):
+    config = EvalConfig(game=game, agents=["ismcts:iterations=5", "pimc:iterations=8,worlds=2"], deals=2,
+                        progress=False)
+    records = run_records(config)
+    assert records and all(not r.truncated for r in records)
+
+
+def test_rollout_with_a_registry_agent():
+    env = ring_rang_env(4, 10)
+    agent = make_agent("pimc:iterations=6,worlds=2,rollout=random", "ring_rang", seed=1)
+    agent.observe_env(env)
+    assert env.last()[0]["action_mask"][agent.act(env.last()[0])]
+    slow = make_agent("ismcts:iterations=3,rollout=rules_basic", "ring_rang", seed=1)
+    slow.observe_env(env)
+    assert env.last()[0]["action_mask"][slow.act(env.last()[0])]
