@@ -32,6 +32,8 @@ AGENTS: dict[str, dict[str, str]] = {
         "trained": "cardenvs.agents.policy:make_trained_rang",
         "pimc": "cardenvs.agents.search:make_pimc_rang",
         "ismcts": "cardenvs.agents.search:make_ismcts_rang",
+        "rules_basic": "cardenvs.agents.rang_rules:make_basic",
+        "rules_strong": "cardenvs.agents.rang_rules:make_strong",
     },
 }
 
