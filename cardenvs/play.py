@@ -463,10 +463,18 @@ def main(argv: Sequence[str] | None = None, read: Callable[[str], str] = input) 
     parser.add_argument("game", help="ring-rang or rang")
     parser.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
     parser.add_argument("--players", type=int, default=4, help="Rang: number of players 2-10 (default 4)")
-    parser.add_argument("--episode", default=None,
-                        help="ring-rang: game (to 20 points, default) or round; rang: match (default) or deal")
-    parser.add_argument("--opponents", nargs="+", default=None, metavar="SPEC",
-                        help="agent spec for all other seats, or one per seat (default: rules_strong, else random)")
+    parser.add_argument(
+        "--episode",
+        default=None,
+        help="ring-rang: game (to 20 points, default) or round; rang: match (default) or deal",
+    )
+    parser.add_argument(
+        "--opponents",
+        nargs="+",
+        default=None,
+        metavar="SPEC",
+        help="agent spec for all other seats, or one per seat (default: rules_strong, else random)",
+    )
     parser.add_argument("--seed", type=int, default=None, help="seed of the deal shuffles (and of the agents)")
     parser.add_argument("--record", metavar="FILE", help="save the game as JSON for `cardenvs replay`")
     parser.add_argument("--no-color", action="store_true", help="no ANSI colours (also: NO_COLOR=1)")

@@ -44,7 +44,7 @@ def test_ring_rang_rgb_array(steps_taken):
     image = env.render()
     assert image.dtype == np.uint8 and image.ndim == 3 and image.shape[2] == 3
     assert image.shape[:2] == (720, 960)
-    colours = {tuple(c) for c in image.reshape(-1, 3)[:: 7].tolist()}
+    colours = {tuple(c) for c in image.reshape(-1, 3)[::7].tolist()}
     assert TABLE in colours and len(colours) > 20  # a table with cards and text on it
     assert (np.abs(image.astype(int) - RED).sum(axis=2) < 30).any()  # 13 cards in 4 hands: some are red
 
@@ -224,8 +224,9 @@ def test_html_replay_structure_and_step_count(tmp_path):
     frames = _frames_of(page)
     assert len(frames) == len(actions) + 1
     assert frames[0]["caption"].startswith("start")
-    assert frames[1]["caption"] == f"step 1: player_{env.unwrapped.game.rounds[0]['chooser']} " + (
-        env.unwrapped.action_names[actions[0]]
+    assert (
+        frames[1]["caption"]
+        == f"step 1: player_{env.unwrapped.game.rounds[0]['chooser']} " + (env.unwrapped.action_names[actions[0]])
     )
     assert frames[-1]["view"] == env_view(env)  # the last frame is the final table
     for needle in ('id="prev"', 'id="next"', 'type="range"', "ArrowLeft", "ArrowRight"):
@@ -286,4 +287,3 @@ def test_replay_command_prints_the_final_table_and_a_png(tmp_path, capsys):
     path.write_text("[]")
     assert replay_main([str(path)]) == 2
     assert "must be a JSON object" in capsys.readouterr().out
-
