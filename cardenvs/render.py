@@ -395,7 +395,8 @@ body{margin:0;background:#123;color:#eee;font-family:sans-serif}
 .seat.act .name{color:#fd6;font-weight:bold}
 .s0{bottom:10px;left:0;right:0}.s2{top:10px;left:0;right:0}.s1{left:10px;top:220px;max-width:300px}
 .s3{right:20px;top:220px;max-width:300px}
-#center{position:absolute;left:35%;top:170px;width:30%;text-align:center}
+#center{position:absolute;left:25%;top:170px;width:50%;text-align:center}
+.sym{font-size:22px;background:#fcfcf6;color:#141414;border-radius:4px;padding:0 4px}.sym.red{color:#c41824}
 #info{font-size:14px;line-height:1.5}.rang .row{margin:6px 0}.rang .name{display:inline-block;width:230px}
 .rang .act .name{color:#fd6;font-weight:bold}.out{opacity:.4}
 </style></head><body>
@@ -438,7 +439,7 @@ function ringRang(v){
       card(e.card, e.seat === v.last_trick.winner)).join('&nbsp;&nbsp;&nbsp;') + '<br>won by player_' +
       v.last_trick.winner + (v.last_trick.lifted ? ', lifts ' + v.last_trick.lifted : '');
   const red = v.trump === 'D' || v.trump === 'H';
-  const trump = v.trump ? '<span class="card' + (red ? ' red' : '') + '"><br>' + SUITS[v.trump] + '</span>' : '-';
+  const trump = v.trump ? '<span class="sym' + (red ? ' red' : '') + '">' + SUITS[v.trump] + '</span>' : '-';
   let info = '<div id="info"><b>' + esc(v.title) + '</b> &middot; ' + esc(v.phase) + '<br>trump ' + trump +
     ' &middot; tricks ' + v.tricks_played + '/13 &middot; pile ' + v.pile + ' &middot; lifted ' + v.lifted[0] +
     ' : ' + v.lifted[1] + ' &middot; score ' + v.scores[0] + ' : ' + v.scores[1] + '</div>';
