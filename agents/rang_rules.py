@@ -176,15 +176,16 @@ class StrongRangAgent(Agent):
         seed: int | None = None,
         num_players: int = 4,
         points: float = 0.02,  # per point left in hand
-        cover: float = 0.3,  # for following every possible top card with an ordinary card
-        escape: float = 0.5,  # for the first escape (Ace or Joker) held, scaled by how badly the hand follows
+        cover: float = 0.3,  # for the chance to follow the top with an ordinary card when my turn comes
+        escape: float = 0.5,  # for the first escape (Ace or Joker) held, scaled by the chance not to follow
+        hold: float = 0.3,  # for the first escape held, whatever the hand
         guard: float = 0.6,  # for an escape while the previous player is about to go out
         sure_out: float = 0.5,  # when the hand can go out next turn whatever the top
         block: float = 0.5,  # against the next player's chance to answer, scaled up as their hand shrinks
     ):
         super().__init__(seed)
         self.num_players = num_players
-        self.weights = {"points": points, "cover": cover, "escape": escape, "guard": guard,
+        self.weights = {"points": points, "cover": cover, "escape": escape, "hold": hold, "guard": guard,
                         "sure_out": sure_out, "block": block}  # fmt: skip
 
     # ------------------------------------------------------------ decisions
@@ -231,11 +232,10 @@ class StrongRangAgent(Agent):
         dist = top_at_my_turn(view.top if top is None else top, view)
         follow = sum(p for t, p in enumerate(dist) if p and PLAYABLE_ON[t] & ordinary)
         escapes = hand[ACE_KIND] + jokers
-        value = -plays_needed + w["cover"] * follow - w["points"] * sum(
-            KIND_POINTS[k] * hand[k] for k in range(NUM_KINDS)
-        )
+        points = sum(KIND_POINTS[k] * hand[k] for k in range(NUM_KINDS))
+        value = -plays_needed + w["cover"] * follow - w["points"] * points
         if escapes:
-            value += w["escape"] * (1.0 - follow) + 0.2 * w["escape"] * (escapes - 1)
+            value += w["hold"] + w["escape"] * (1.0 - follow) + 0.2 * w["escape"] * (escapes - 1)
             if view.hand_sizes[view.previous_seat] == 1:
                 value += w["guard"]
         if cards == 1 and escapes or cards == 2 and jokers:
