@@ -167,6 +167,11 @@ def _type_name(hint: Any) -> str:
     return getattr(hint, "__name__", None) or str(hint).replace("typing.", "")
 
 
+# Fields that may change when a run is resumed (a curriculum: e.g. add baselines to the pool later).
+RESUMABLE_CHANGES = ("total_steps", "progress", "opponents", "snapshot_weight", "eval_every", "eval_deals",
+                     "eval_opponents", "eval_workers", "checkpoint_every", "keep_checkpoints", "export_to", "curve_to")
+
+
 # ------------------------------------------------------------- checkpoints
 class CheckpointError(ValueError):
     """A checkpoint that is missing, partial or corrupt."""
@@ -321,7 +326,7 @@ def train(config: TrainConfig, resume: bool = False) -> Path:
     if resume:
         folder, state = load_checkpoint(run_dir)
         saved = state["config"]
-        free = ("total_steps", "progress")  # may change between sessions of a run
+        free = RESUMABLE_CHANGES
         changed = sorted(k for k, v in asdict(config).items() if k not in free and saved.get(k) != v)
         if changed:
             raise ValueError(f"--resume: the config differs from the checkpoint's in {changed}")

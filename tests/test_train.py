@@ -1,0 +1,214 @@
+"""The self-play entry point end to end, by subprocess (as CleanRL's smoke tests): train, checkpoint,
+resume after SIGKILL, evaluate, export; bad configs and bad checkpoints give clear errors.
+
+The tests that start several training processes are marked slow (each process imports torch).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+pytest.importorskip("sb3_contrib")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+TINY = {
+    "total_steps": 1024,
+    "num_envs": 2,
+    "n_steps": 128,
+    "batch_size": 128,
+    "n_epochs": 1,
+    "net_arch": [16],
+    "opponents": {"random": 1.0},
+    "snapshot_weight": 1.0,
+    "snapshot_every": 256,
+    "max_snapshots": 2,
+    "eval_every": 512,
+    "eval_deals": 3,
+    "eval_opponents": ["random"],
+    "checkpoint_every": 256,
+    "progress": False,
+}
+
+
+def write_config(tmp_path: Path, name: str = "run", **fields) -> Path:
+    config = {"game": "ring_rang", "run_dir": str(tmp_path / name), **TINY, **fields}
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def selfplay(config: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    result = subprocess.run(
+        [sys.executable, "-m", "cardenvs.train.selfplay", "--config", str(config), *args],
+        capture_output=True, text=True, timeout=600, cwd=ROOT,
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(f"selfplay failed ({result.returncode}):\n{result.stderr[-3000:]}")
+    return result
+
+
+def curve(run_dir: Path) -> list[dict]:
+    return list(csv.DictReader((run_dir / "curve.csv").open()))
+
+
+def checkpoint_steps(run_dir: Path) -> int:
+    return json.loads((run_dir / "checkpoints" / "latest.json").read_text())["steps"]
+
+
+def policy_arrays(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path) as data:
+        return {k: data[k] for k in data.files}
+
+
+@pytest.mark.parametrize("game", ["ring_rang", "rang"])
+def test_tiny_run_trains_evaluates_checkpoints_and_exports(tmp_path, game):
+    export = tmp_path / "shipped" / "policy.npz"
+    config = write_config(tmp_path, game=game, export_to=str(export), curve_to=str(tmp_path / "curve.png"))
+    selfplay(config)
+    run_dir = tmp_path / "run"
+    rows = curve(run_dir)
+    assert [int(r["steps"]) for r in rows] == [512, 1024]
+    for r in rows:
+        low, rate, high = float(r["ci95_low"]), float(r["win_rate"]), float(r["ci95_high"])
+        assert 0.0 <= rate <= 1.0 and low - 1e-9 <= rate <= high + 1e-9
+    assert checkpoint_steps(run_dir) == 1024
+    assert len(list((run_dir / "checkpoints").glob("step_*"))) == 2  # keep_checkpoints
+    assert (run_dir / "learning_curve.png").stat().st_size > 1000 and (tmp_path / "curve.png").exists()
+    assert (run_dir / "tb").is_dir() and json.loads((run_dir / "summary.json").read_text())["steps"] == 1024
+    # the exported policy plays in the harness through the registry
+    from cardenvs.train.evaluate import EvalConfig, evaluate
+
+    result = evaluate(EvalConfig(game=game, agents=[f"policy:path={export}", "random"], deals=2, progress=False))
+    assert [r["episodes"] for r in result["table"]] == [4, 4]  # 2 deals x 2 seat arrangements, each agent
+
+
+@pytest.mark.slow
+def test_same_seed_same_policy(tmp_path):
+    selfplay(write_config(tmp_path, "a", total_steps=512))
+    selfplay(write_config(tmp_path, "b", total_steps=512))
+    a, b = policy_arrays(tmp_path / "a" / "policy.npz"), policy_arrays(tmp_path / "b" / "policy.npz")
+    assert a.keys() == b.keys()
+    for key in a:
+        np.testing.assert_array_equal(a[key], b[key])
+
+
+@pytest.mark.slow
+def test_resume_continues_the_step_count(tmp_path):
+    config = write_config(tmp_path, total_steps=512)
+    selfplay(config)
+    run_dir = tmp_path / "run"
+    assert checkpoint_steps(run_dir) == 512
+    again = selfplay(config, check=False)  # a finished run is not overwritten by accident
+    assert again.returncode == 2 and "--resume" in again.stderr
+    config = write_config(tmp_path, total_steps=1024)  # extend the run
+    resumed = selfplay(config, "--resume")
+    assert "resumed" in resumed.stderr and "at step 512" in resumed.stderr
+    assert checkpoint_steps(run_dir) == 1024
+    assert [int(r["steps"]) for r in curve(run_dir)] == [512, 1024]
+
+
+@pytest.mark.slow
+def test_sigkill_mid_run_then_resume(tmp_path):
+    config = write_config(tmp_path, total_steps=200_000, eval_every=100_000, checkpoint_every=256)
+    run_dir = tmp_path / "run"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cardenvs.train.selfplay", "--config", str(config)],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            latest = run_dir / "checkpoints" / "latest.json"
+            if latest.exists() and checkpoint_steps(run_dir) >= 768:
+                break
+            assert process.poll() is None, "the run ended before it could be killed"
+            time.sleep(0.2)
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.wait()
+    killed_at = checkpoint_steps(run_dir)
+    assert 768 <= killed_at < 200_000
+    config = write_config(tmp_path, total_steps=killed_at + 512, eval_every=100_000, checkpoint_every=256)
+    resumed = selfplay(config, "--resume")
+    assert f"at step {killed_at}" in resumed.stderr
+    assert checkpoint_steps(run_dir) == killed_at + 512
+    assert json.loads((run_dir / "summary.json").read_text())["steps"] == killed_at + 512
+    assert (run_dir / "policy.npz").exists()
+
+
+@pytest.mark.slow
+def test_corrupt_or_partial_checkpoint_is_a_clear_error(tmp_path):
+    config = write_config(tmp_path, total_steps=256)
+    run_dir = tmp_path / "run"
+    missing = selfplay(config, "--resume", check=False)
+    assert missing.returncode == 2 and "no checkpoint to resume" in missing.stderr
+    selfplay(config)
+    folder = run_dir / "checkpoints" / "step_256"
+    model = folder / "model.zip"
+    whole = model.read_bytes()
+    model.write_bytes(whole[:100])  # a torn write
+    corrupt = selfplay(config, "--resume", check=False)
+    assert corrupt.returncode == 2 and "corrupt" in corrupt.stderr and "model.zip" in corrupt.stderr
+    model.write_bytes(whole)
+    (folder / "pool.npz").unlink()
+    partial = selfplay(config, "--resume", check=False)
+    assert partial.returncode == 2 and "partial" in partial.stderr and "pool.npz" in partial.stderr
+    (run_dir / "checkpoints" / "latest.json").write_text("{not json")
+    pointer = selfplay(config, "--resume", check=False)
+    assert pointer.returncode == 2 and "latest.json" in pointer.stderr
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"learning_rat": 0.1}, "learning_rat"),
+        ({"n_steps": "many"}, "'n_steps'"),
+        ({"net_arch": [64, "x"]}, "'net_arch'"),
+        ({"opponents": {"nobody": 1.0}}, "nobody"),
+        ({"game": "chess"}, "game"),
+        ({"episode": "match"}, "episode"),
+    ],
+)
+def test_bad_config_fields_are_named(tmp_path, fields, message):
+    from cardenvs.train.selfplay import config_from_dict
+
+    with pytest.raises(ValueError, match=message):
+        config_from_dict({"game": "ring_rang", **fields})
+
+
+def test_bad_config_exits_2_with_the_field_named(tmp_path):
+    result = selfplay(write_config(tmp_path, learning_rat=0.1), check=False)
+    assert result.returncode == 2 and "unknown field(s) ['learning_rat']" in result.stderr
+
+
+@pytest.mark.slow
+def test_changing_a_fixed_field_on_resume_is_refused(tmp_path):
+    selfplay(write_config(tmp_path, total_steps=256))
+    result = selfplay(write_config(tmp_path, total_steps=512, learning_rate=0.1), "--resume", check=False)
+    assert result.returncode == 2 and "learning_rate" in result.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("game", ["ring_rang", "rang"])
+def test_quick_config_end_to_end(tmp_path, game):
+    config = yaml.safe_load((ROOT / "configs" / f"quick_{game}.yaml").read_text())
+    config["run_dir"] = str(tmp_path / "quick")
+    config["progress"] = False
+    path = tmp_path / "quick.yaml"
+    path.write_text(yaml.safe_dump(config))
+    selfplay(path)
+    rows = curve(tmp_path / "quick")
+    assert rows and int(rows[-1]["steps"]) == config["total_steps"]
+    assert (tmp_path / "quick" / "policy.npz").exists()
