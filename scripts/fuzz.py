@@ -1,0 +1,657 @@
+"""Fuzz both cardenvs games: legal play interleaved with bad calls, resets, copies and odd options.
+
+Usage (long runs, outside the test suite; the suite runs a few episodes of the same fuzzer)::
+
+    .venv/bin/python scripts/fuzz.py --minutes 10 --seed 1
+
+Every bad call (an illegal, malformed or out-of-phase action, a bad seed, bad reset
+options, bad constructor arguments, a malformed snapshot) must raise ValueError and
+leave the env exactly as it was (snapshot and observations compared before and
+after). Between bad calls the envs play random legal (or stalling, adversarial)
+moves, sometimes reset mid-game (with or without seed and options), round-trip
+through snapshot/restore, and step after the end. At the end of every episode the
+card conservation, the rules' invariants and the rewards are checked. A progress
+line is printed every few seconds, and a final report of games, steps and bad calls.
+Exit status 1 if any failure was found (the first ones are printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import random
+import sys
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from cardenvs import rang_v0, ring_rang_v0
+from cardenvs.cards import CODES
+from cardenvs.rang.engine import DECK_54, DECK_108, DISCARD, JOKER_KIND, PLAY_AFTER_JOKER, RangGame
+from cardenvs.ring_rang.engine import ACTION_DECLARE, ACTION_KNOCK, ACTION_TRUMP, ACTION_TURNED, PHASE_TRUMP
+
+GAMES = ("rang", "ring_rang")
+
+# Bad actions: every kind is tried by the fuzzer (see bad_actions()).
+BAD_CALL_KINDS = (
+    "masked",  # an in-range action the mask forbids (card not in hand, out of phase, knock not allowed, ...)
+    "too_large",
+    "negative",
+    "float",
+    "numpy_float",
+    "str",
+    "none_for_live_agent",
+    "bool",
+    "numpy_bool",
+    "array",
+    "list",
+    "huge_int",
+)
+
+
+@dataclass
+class Stats:
+    """What a fuzz run tried, and what went wrong."""
+
+    games: int = 0  # episodes played to their end and checked
+    steps: int = 0  # legal steps
+    bad_calls: int = 0  # rejected calls (each checked: ValueError, nothing changed)
+    bad_by_kind: Counter = field(default_factory=Counter)
+    masked_reasons: Counter = field(default_factory=Counter)
+    resets_mid_game: int = 0
+    copies: int = 0
+    truncated: int = 0
+    failures: list[str] = field(default_factory=list)
+
+    def fail(self, message: str) -> None:
+        if len(self.failures) < 50:
+            self.failures.append(message)
+
+
+# ------------------------------------------------------------------ helpers
+def make_env(game: str, wrapped: bool, **kwargs: Any):
+    module = rang_v0 if game == "rang" else ring_rang_v0
+    return module.env(**kwargs) if wrapped else module.raw_env(**kwargs)
+
+
+def fingerprint(env) -> tuple:
+    """Snapshot plus the views and masks of every agent: what a rejected call must not change."""
+    raw = env.unwrapped
+    views = tuple(
+        (raw.observe(agent)["observation"].tobytes(), raw.observe(agent)["action_mask"].tobytes())
+        for agent in raw.possible_agents
+    )
+    return raw.snapshot(), views, raw.agent_selection, tuple(raw.agents)
+
+
+def expect_rejected(env, call: Callable[[], Any], kind: str, stats: Stats, context: str) -> None:
+    """``call`` must raise ValueError and change nothing."""
+    before = fingerprint(env)
+    try:
+        call()
+    except ValueError:
+        pass
+    except Exception as error:  # noqa: BLE001 - any other exception is a finding
+        stats.fail(f"{context}: {kind}: {type(error).__name__} instead of ValueError: {error}")
+    else:
+        stats.fail(f"{context}: {kind}: accepted")
+    if fingerprint(env) != before:
+        stats.fail(f"{context}: {kind}: the env changed")
+    stats.bad_calls += 1
+    stats.bad_by_kind[kind] += 1
+
+
+def masked_reason(game: str, raw, action: int) -> str:
+    """Why the mask forbids ``action`` (for the report: out of phase, card not in hand, ...)."""
+    g = raw.game
+    if game == "rang":
+        kind = action % 14
+        held = len(g.hands[g.current][kind]) > 0
+        if g.phase == DISCARD:
+            return "play in discard phase" if action < 14 else "discard of a card not in hand"
+        if action >= 14:
+            return "discard in play phase"
+        return "card not in hand" if not held else "card not playable on top"
+    if g.phase == PHASE_TRUMP:
+        return "trump again" if ACTION_TRUMP <= action < ACTION_KNOCK else "card/knock in trump phase"
+    if ACTION_TRUMP <= action < ACTION_KNOCK:
+        return "trump choice in play phase"
+    if action == ACTION_KNOCK:
+        return "knock not allowed"
+    if action >= ACTION_TURNED:
+        return "variant action not allowed"
+    if not g.hands[g.to_act] >> action & 1:
+        return "card not in hand"
+    return "not following suit"
+
+
+def bad_actions(env, rng: random.Random) -> list[tuple[str, Any]]:
+    """One bad action of every kind for the agent to act."""
+    raw = env.unwrapped
+    mask = raw.observe(raw.agent_selection)["action_mask"]
+    size = len(mask)
+    illegal = np.flatnonzero(mask == 0)
+    legal = np.flatnonzero(mask)
+    a_legal = int(legal[rng.randrange(len(legal))])
+    out = []
+    if len(illegal):
+        out.append(("masked", int(illegal[rng.randrange(len(illegal))])))
+    out += [
+        ("too_large", size + rng.randrange(100)),
+        ("negative", -1 - rng.randrange(100)),
+        ("float", float(a_legal)),
+        ("numpy_float", np.float32(a_legal)),
+        ("str", str(a_legal)),
+        ("none_for_live_agent", None),
+        ("bool", bool(a_legal % 2)),
+        ("numpy_bool", np.bool_(True)),
+        ("array", np.array([a_legal])),
+        ("list", [a_legal]),
+        ("huge_int", 2**70),
+    ]
+    return out
+
+
+# ------------------------------------------------------------------ policies
+def random_policy(raw, legal: list[int], rng: random.Random) -> int:
+    return legal[rng.randrange(len(legal))]
+
+
+def stalling_policy(raw, legal: list[int], rng: random.Random) -> int:
+    """Adversarial play that tries never to end a deal (Rang) or knocks at every chance (RING RANG).
+
+    Rang: never play the last card (or a Joker that leaves one card) while another legal
+    action exists, keep the hand unplayable (discard Jokers and Aces first, which are
+    always playable), and play Jokers/Aces only when forced. RING RANG: knock, declare
+    and signal whenever allowed, else a random card.
+    """
+    g = raw.game
+    if isinstance(g, RangGame):
+        seat = g.current
+        size = g.hand_size[seat]
+        if g.phase == DISCARD:
+            for kind in (JOKER_KIND, 12):
+                if 14 + kind in legal:
+                    return 14 + kind
+            return legal[rng.randrange(len(legal))]
+        safe = [a for a in legal if not (size == 1 or (a == JOKER_KIND and size == 2 and g.phase != PLAY_AFTER_JOKER))]
+        plain = [a for a in safe if a not in (JOKER_KIND, 12)]
+        pool = plain or safe or legal
+        return pool[rng.randrange(len(pool))]
+    for action in (ACTION_KNOCK, ACTION_DECLARE):
+        if action in legal:
+            return action
+    turned = [a for a in legal if ACTION_TURNED <= a < ACTION_DECLARE]
+    pool = turned or legal
+    return pool[rng.randrange(len(pool))]
+
+
+POLICIES = {"random": random_policy, "stall": stalling_policy}
+
+
+# ------------------------------------------------------------------ invariants
+def check_state(game: str, raw, context: str, stats: Stats) -> None:
+    """Card conservation and the mask/engine agreement, at any moment."""
+    g = raw.game
+    if game == "rang":
+        cards = [c for s in range(g.num_players) for c in g.hand_cards(s)] + g.stock + g.discard + g.pile
+        if Counter(cards) != Counter(DECK_108 if g.deck_size == 108 else DECK_54):
+            stats.fail(f"{context}: Rang cards not conserved")
+        engine_legal = g.legal_actions()
+    else:
+        seen = 0
+        for hand in g.hands:
+            if seen & hand:
+                stats.fail(f"{context}: a card in two hands")
+            seen |= hand
+        if g.phase != PHASE_TRUMP and (seen & g.played or seen | g.played != (1 << 52) - 1):
+            stats.fail(f"{context}: RING RANG cards not conserved")
+        if sum(g.lifted) + g.pile != g.tricks_played:
+            stats.fail(f"{context}: lifted + pile != tricks played")
+        engine_legal = g.legal_actions()
+    agent = raw.agent_selection
+    live = agent in raw.terminations and not (raw.terminations[agent] or raw.truncations[agent])
+    mask = raw.observe(agent)["action_mask"] if agent in raw.terminations else None
+    if live and sorted(np.flatnonzero(mask).tolist()) != sorted(engine_legal):
+        stats.fail(f"{context}: env mask differs from engine legal actions")
+
+
+def check_end(game: str, raw, totals: dict[str, float], context: str, stats: Stats) -> None:
+    """The rewards collected through env.last() match the rules for the finished episode."""
+    g = raw.game
+    n = raw.num_players
+    names = raw.possible_agents
+    if raw.agents:
+        stats.fail(f"{context}: agents left after the end: {raw.agents}")
+    if game == "rang":
+        if g.truncated:
+            stats.truncated += 1
+            loss = -1.0 / (n - 1)
+            for seat, name in enumerate(names):
+                want = 0.0 if (raw.episode == "deal" or g.alive[seat]) else loss
+                if abs(totals[name] - want) > 1e-9:
+                    stats.fail(f"{context}: truncated Rang: {name} got {totals[name]}, expected {want}")
+            return
+        if raw.episode == "deal":
+            want = [-p / 100 for p in g.last_points]
+            if g.last_points[g.went_out] != 0:
+                stats.fail(f"{context}: the player who went out scored")
+        else:
+            if sum(g.alive) != 1:
+                stats.fail(f"{context}: match over with {sum(g.alive)} players in")
+            want = [1.0 if g.alive[s] else -1.0 / (n - 1) for s in range(n)]
+        got = [totals[name] for name in names]
+        if not np.allclose(got, want):
+            stats.fail(f"{context}: Rang rewards {got} != {want}")
+        return
+    if not g.over:
+        stats.fail(f"{context}: RING RANG episode ended but the game is not over")
+        return
+    team = g.winner_team
+    sign = [1.0 if s % 2 == team else -1.0 for s in range(4)]
+    last = g.rounds[-1]
+    if raw.unwrapped.game.episode == "round":
+        want = [sign[s] * last["points"] for s in range(4)]
+    else:
+        if g.scores[team] < 20 or g.scores[1 - team] >= 20:
+            stats.fail(f"{context}: game over with scores {g.scores}")
+        shaped = [0.0] * 4
+        for r in g.rounds[:-1]:
+            for s in range(4):
+                shaped[s] += (1.0 if s % 2 == r["winner_team"] else -1.0) * r["points"] * g.shaping
+        want = [shaped[s] + sign[s] for s in range(4)]
+    got = [totals[name] for name in names]
+    if not np.allclose(got, want):
+        stats.fail(f"{context}: RING RANG rewards {got} != {want}")
+    if abs(got[0] + got[1]) > 1e-9:
+        stats.fail(f"{context}: RING RANG rewards not zero-sum: {got}")
+
+
+# ------------------------------------------------------------------ options
+def random_deck(game: str, size: int, rng: random.Random) -> list[str]:
+    cards = list(range(52)) if game == "ring_rang" else list(DECK_108 if size == 108 else DECK_54)
+    rng.shuffle(cards)
+    return [CODES[c] for c in cards]
+
+
+def good_options(game: str, num_players: int, rng: random.Random) -> dict[str, Any] | None:
+    """Valid (sometimes odd) reset options: given decks, dealer/chooser as numpy ints, empty deck lists."""
+    choice = rng.randrange(6)
+    if choice == 0:
+        return None
+    if game == "rang":
+        size = 108 if num_players >= 5 else 54
+        if choice == 1:
+            return {"deck": random_deck(game, size, rng), "dealer": np.int64(rng.randrange(num_players))}
+        if choice == 2:
+            sizes = [size] + ([54] if size == 108 else [])
+            return {"decks": [random_deck(game, s, rng) for s in sizes], "dealer": rng.randrange(num_players)}
+        if choice == 3:
+            return {"decks": []}
+        if choice == 4:
+            return {"options": 1}  # PettingZoo's api_test passes this
+        return {"dealer": rng.randrange(num_players)}
+    if choice == 1:
+        return {"deck": random_deck(game, 52, rng), "chooser": rng.randrange(4)}
+    if choice == 2:
+        return {"decks": [random_deck(game, 52, rng) for _ in range(rng.randrange(3))], "dealer": np.int8(2)}
+    if choice == 3:
+        return {"decks": [], "chooser": None}
+    if choice == 4:
+        dealer = rng.randrange(4)
+        return {"dealer": dealer, "chooser": (dealer + 1) % 4}
+    return {"chooser": rng.randrange(4)}
+
+
+def bad_options(game: str, num_players: int, rng: random.Random) -> list[tuple[str, Any]]:
+    """Malformed reset options (each must be a ValueError that changes nothing)."""
+    n = num_players if game == "rang" else 4
+    size = 52 if game == "ring_rang" else (108 if n >= 5 else 54)
+    deck = random_deck(game, size, rng)
+    dup = deck[:-1] + [deck[0]]
+    out = [
+        ("options not a dict", [1]),
+        ("unknown key", {"colour": 1}),
+        ("deck wrong size", {"deck": deck[:-1]}),
+        ("deck too long", {"deck": deck + deck[:1]}),
+        ("deck duplicate", {"deck": dup}),
+        ("deck unknown code", {"deck": deck[:-1] + ["XX"]}),
+        ("deck a string", {"deck": " ".join(deck)}),
+        ("deck None", {"deck": None}),
+        ("deck of floats", {"deck": [float(i) for i in range(size)]}),
+        ("deck and decks", {"deck": deck, "decks": [deck]}),
+        ("decks a string", {"decks": "2C"}),
+        ("decks with an empty deck", {"decks": [[]]}),
+        ("decks with a bad deck", {"decks": [deck, dup]}),
+        ("dealer out of range", {"dealer": n}),
+        ("dealer negative", {"dealer": -1}),
+        ("dealer a string", {"dealer": "1"}),
+        ("dealer a float", {"dealer": 1.0}),
+        ("dealer a bool", {"dealer": True}),
+        ("dealer None", {"dealer": None}),
+    ]
+    if game == "rang":
+        out += [
+            ("108 deck for 4 players" if n <= 4 else "54 deck for 5+ players",
+             {"deck": random_deck(game, 108 if n <= 4 else 54, rng)}),
+            ("chooser in Rang", {"chooser": 0}),
+        ]  # fmt: skip
+        if n <= 4:
+            out.append(("decks with 108 for 4 players", {"decks": [random_deck(game, 108, rng)]}))
+    else:
+        out += [
+            ("54-card deck", {"deck": random_deck("rang", 54, rng)}),
+            ("chooser out of range", {"chooser": 4}),
+            ("chooser a string", {"chooser": "0"}),
+            ("chooser a float", {"chooser": 0.0}),
+            ("chooser a bool", {"chooser": False}),
+            ("chooser and dealer disagree", {"chooser": 0, "dealer": 0}),
+        ]
+    return out
+
+
+BAD_SEEDS = (1.5, "7", -3, b"x", [1, -2], {"seed": 1}, float("nan"))
+
+
+def fuzz_options(game: str, rng: random.Random, stats: Stats, rounds: int = 1) -> None:
+    """Bad reset options and seeds on an env in mid-game: each rejected, nothing changed."""
+    for _ in range(rounds):
+        n = rng.randrange(2, 11) if game == "rang" else 4
+        kwargs = {"num_players": n} if game == "rang" else {}
+        env = make_env(game, rng.random() < 0.5, **kwargs)
+        env.reset(seed=rng.randrange(2**32))
+        play(env, rng.randrange(30), rng, random_policy)
+        for kind, options in bad_options(game, n, rng):
+            expect_rejected(env, lambda e=env, o=options: e.reset(seed=1, options=o), f"option: {kind}", stats, game)
+        for seed in BAD_SEEDS:
+            expect_rejected(env, lambda e=env, s=seed: e.reset(seed=s), "seed", stats, game)
+
+
+BAD_CONSTRUCTORS = {
+    "rang": [
+        {"num_players": 1}, {"num_players": 11}, {"num_players": "4"}, {"num_players": 4.0},
+        {"num_players": True}, {"num_players": None}, {"episode": "game"}, {"episode": "round"},
+        {"episode": None}, {"max_turns_per_deal": 0}, {"max_turns_per_deal": -5}, {"max_turns_per_deal": 2.5},
+        {"max_turns_per_deal": "10"}, {"render_mode": "video"}, {"illegal_action": "ignore"},
+    ],
+    "ring_rang": [
+        {"episode": "match"}, {"episode": "deal"}, {"episode": None}, {"knocking": "yes"}, {"knocking": 1},
+        {"signals": None}, {"declarations": "no"}, {"stop_when_decided": 0}, {"shaping": float("nan")},
+        {"shaping": "0.1"}, {"shaping": True}, {"render_mode": "video"}, {"illegal_action": "ignore"},
+        {"num_players": 4},
+    ],
+}  # fmt: skip
+
+
+def fuzz_constructors(game: str, stats: Stats) -> None:
+    """Odd constructor arguments: each a ValueError (or TypeError for an unknown keyword)."""
+    for kwargs in BAD_CONSTRUCTORS[game]:
+        for wrapped in (True, False):
+            try:
+                make_env(game, wrapped, **kwargs)
+            except (ValueError, TypeError):
+                pass
+            except Exception as error:  # noqa: BLE001
+                stats.fail(f"{game} constructor {kwargs}: {type(error).__name__}: {error}")
+            else:
+                stats.fail(f"{game} constructor {kwargs}: accepted")
+            stats.bad_calls += 1
+            stats.bad_by_kind["constructor"] += 1
+
+
+# ------------------------------------------------------------------ episodes
+def play(env, steps: int, rng: random.Random, policy) -> None:
+    """Up to ``steps`` legal steps (dead steps included)."""
+    for _ in range(steps):
+        if not env.agents:
+            return
+        _, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+        else:
+            env.step(policy(env.unwrapped, env.unwrapped.legal_actions(), rng))
+
+
+def random_settings(game: str, num_players: int, rng: random.Random, short: bool = False) -> dict[str, Any]:
+    """Constructor settings; ``short`` asks for one-deal / one-round episodes (fast suite runs)."""
+    if game == "rang":
+        return {
+            "num_players": num_players,
+            "episode": "deal" if short else rng.choice(["match", "deal"]),
+            "max_turns_per_deal": rng.choice([2000, 2000, 300, 25]),
+        }
+    variants = rng.random() < 0.3
+    return {
+        "episode": "round" if short else rng.choice(["game", "round", "round"]),
+        "knocking": rng.random() < 0.8,
+        "signals": variants and rng.random() < 0.5,
+        "declarations": variants,
+        "stop_when_decided": rng.random() < 0.3,
+        "shaping": rng.choice([0.0, 0.0, 0.25]),
+    }
+
+
+def fuzz_episode(
+    game: str,
+    wrapped: bool,
+    seed: int,
+    num_players: int,
+    bad_rate: float,
+    stats: Stats,
+    max_steps: int = 20_000,
+    policy: str | None = None,
+    short: bool = False,
+) -> None:
+    """One fuzzed episode (possibly several games, with mid-game resets); findings go to ``stats``."""
+    rng = random.Random(seed)
+    settings = random_settings(game, num_players, rng, short)
+    context = f"{game} {'env' if wrapped else 'raw_env'} seed={seed} {settings}"
+    policy_fn = POLICIES[policy or rng.choice(list(POLICIES))]
+    try:
+        env = make_env(game, wrapped, **settings)
+        env.reset(seed=rng.randrange(2**32), options=good_options(game, num_players, rng))
+        totals = dict.fromkeys(env.possible_agents, 0.0)
+        for step in range(max_steps):
+            if not env.agents:
+                break
+            raw = env.unwrapped
+            agent = env.agent_selection
+            obs, reward, term, trunc, _ = env.last()
+            totals[agent] += reward
+            dead = term or trunc
+            if not dead and rng.random() < bad_rate:
+                kind, action = rng.choice(bad_actions(env, rng))
+                if kind == "masked":
+                    stats.masked_reasons[f"{game}: {masked_reason(game, raw, action)}"] += 1
+                expect_rejected(env, lambda a=action: env.step(a), kind, stats, f"{context} step {step}")
+            if dead and rng.random() < bad_rate:
+                expect_rejected(env, lambda: env.step(0), "action_for_dead_agent", stats, context)
+            if rng.random() < 0.002:  # reset mid-game, with or without seed and options
+                seed_now = rng.choice([None, rng.randrange(2**32)])
+                env.reset(seed=seed_now, options=good_options(game, num_players, rng))
+                totals = dict.fromkeys(env.possible_agents, 0.0)
+                stats.resets_mid_game += 1
+                continue
+            if rng.random() < 0.01:  # a snapshot round trip changes nothing
+                before = fingerprint(env)
+                raw.restore(json.loads(json.dumps(raw.snapshot())))
+                if fingerprint(env) != before:
+                    stats.fail(f"{context} step {step}: restore(snapshot()) changed the env")
+                stats.copies += 1
+            if dead:
+                env.step(None)
+            else:
+                env.step(policy_fn(raw, np.flatnonzero(obs["action_mask"]).tolist(), rng))
+                stats.steps += 1
+            if step % 7 == 0:
+                check_state(game, raw, f"{context} step {step}", stats)
+        else:
+            return  # step budget spent: not a finished episode
+        check_state(game, env.unwrapped, context, stats)
+        check_end(game, env.unwrapped, totals, context, stats)
+        stats.games += 1
+        if rng.random() < 0.5:  # steps after the end: raise (raw) or PettingZoo's warning (wrapped)
+            before = fingerprint(env)
+            try:
+                env.step(None)
+            except ValueError:
+                pass
+            if fingerprint(env) != before:
+                stats.fail(f"{context}: a step after the end changed the env")
+            stats.bad_calls += 1
+            stats.bad_by_kind["step_after_end"] += 1
+    except Exception as error:  # noqa: BLE001 - a crash is a finding, with its traceback
+        stats.fail(f"{context}: crash {type(error).__name__}: {error}\n{traceback.format_exc(limit=6)}")
+
+
+# ------------------------------------------------------------------ traces (used by the tests)
+def trace_random_play(env, seed: int) -> list[tuple]:
+    """Play to the end with a seeded random policy; return every (agent, action, reward, flags, obs, mask)."""
+    return record_random_play(env, seed)[1]
+
+
+def record_random_play(env, seed: int) -> tuple[list[int | None], list[tuple]]:
+    rng = random.Random(seed)
+    actions: list[int | None] = []
+    trace = []
+    for agent in env.agent_iter():
+        obs, reward, term, trunc, _ = env.last()
+        action = None
+        if not (term or trunc):
+            legal = np.flatnonzero(obs["action_mask"])
+            action = int(legal[rng.randrange(len(legal))])
+        trace.append((agent, action, reward, term, trunc, obs["observation"].tobytes(), obs["action_mask"].tobytes()))
+        actions.append(action)
+        env.step(action)
+    return actions, trace
+
+
+def replay_actions(env, actions: list[int | None]) -> list[tuple]:
+    """Replay an action log on an env reset with the same seed and options; return the same trace."""
+    trace = []
+    for action in actions:
+        agent = env.agent_selection
+        obs, reward, term, trunc, _ = env.last()
+        trace.append((agent, action, reward, term, trunc, obs["observation"].tobytes(), obs["action_mask"].tobytes()))
+        env.step(action)
+    return trace
+
+
+# ------------------------------------------------------------------ the long run
+def fuzz_snapshots(game: str, rng: random.Random, stats: Stats) -> None:
+    """Random corruptions of a real snapshot: each rejected with ValueError, nothing changed."""
+    n = rng.randrange(2, 11) if game == "rang" else 4
+    env = make_env(game, False, **({"num_players": n} if game == "rang" else {}))
+    env.reset(seed=rng.randrange(2**32))
+    play(env, rng.randrange(60), rng, random_policy)
+    if not env.agents:
+        return
+    snap = env.unwrapped.snapshot()
+    for _ in range(20):
+        bad = copy.deepcopy(snap)
+        path = corrupt(bad, rng)
+        if path is None:
+            continue
+        before = fingerprint(env)
+        try:
+            env.unwrapped.restore(bad)
+        except ValueError:
+            stats.bad_calls += 1
+            stats.bad_by_kind["malformed_snapshot"] += 1
+        except Exception as error:  # noqa: BLE001
+            stats.fail(f"{game} restore with {path}: {type(error).__name__}: {error}")
+        else:
+            # some corruptions give another valid state (a reward of 0 instead of 0.0): it must be playable
+            try:
+                play(env, 200, rng, random_policy)
+                env.unwrapped.restore(snap)
+            except Exception as error:  # noqa: BLE001
+                stats.fail(f"{game} restore with {path} accepted, then {type(error).__name__}: {error}")
+            continue
+        if fingerprint(env) != before:
+            stats.fail(f"{game} rejected restore with {path} changed the env")
+
+
+CORRUPT_VALUES = (None, -1, 99, 2**60, 1.5, "x", "QH", True, [], {}, [0], [[]], float("inf"))
+
+
+def corrupt(snap: dict, rng: random.Random) -> str | None:
+    """Replace or delete one random leaf or branch of a snapshot; return its path."""
+    path = []
+    node: Any = snap
+    while isinstance(node, (dict, list)) and node and rng.random() < 0.75:
+        key = rng.choice(list(node)) if isinstance(node, dict) else rng.randrange(len(node))
+        if not isinstance(node[key], (dict, list)) or not node[key]:
+            break
+        path.append(key)
+        node = node[key]
+    if not isinstance(node, (dict, list)) or not node:
+        return None
+    key = rng.choice(list(node)) if isinstance(node, dict) else rng.randrange(len(node))
+    path.append(key)
+    if rng.random() < 0.2 and isinstance(node, dict):
+        del node[key]
+        return "/".join(map(str, path)) + " deleted"
+    value = rng.choice(CORRUPT_VALUES)
+    if value == node[key] and type(value) is type(node[key]):
+        return None
+    node[key] = value
+    return "/".join(map(str, path)) + f" = {value!r}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--minutes", type=float, default=1.0, help="how long to fuzz")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the whole run (reproducible)")
+    parser.add_argument("--bad-rate", type=float, default=0.3, help="chance of a bad call before each step")
+    args = parser.parse_args(argv)
+    rng = random.Random(args.seed)
+    stats = Stats()
+    start = time.monotonic()
+    deadline = start + args.minutes * 60
+    last_print = start
+    episodes = 0
+    while time.monotonic() < deadline:
+        game = GAMES[episodes % 2]
+        num_players = rng.randrange(2, 11)
+        fuzz_episode(game, rng.random() < 0.5, rng.randrange(2**32), num_players, rng.random() * args.bad_rate * 2,
+                     stats)  # fmt: skip
+        if episodes % 20 == 0:
+            fuzz_options(game, rng, stats)
+            fuzz_snapshots(game, rng, stats)
+        if episodes % 200 == 0:
+            fuzz_constructors(game, stats)
+        episodes += 1
+        now = time.monotonic()
+        if now - last_print >= 5:
+            last_print = now
+            print(
+                f"[{now - start:6.0f}s] games {stats.games}  steps {stats.steps}  bad calls {stats.bad_calls}  "
+                f"truncated {stats.truncated}  failures {len(stats.failures)}",
+                flush=True,
+            )
+    elapsed = time.monotonic() - start
+    print(f"\nfuzz report (seed {args.seed}, {elapsed / 60:.1f} min)")
+    print(f"  games finished and checked: {stats.games} (truncated by the turn limit: {stats.truncated})")
+    print(f"  legal steps: {stats.steps}")
+    print(f"  bad calls rejected and checked: {stats.bad_calls}")
+    for kind, count in sorted(stats.bad_by_kind.items()):
+        print(f"    {kind}: {count}")
+    print("  masked actions by reason:")
+    for reason, count in sorted(stats.masked_reasons.items()):
+        print(f"    {reason}: {count}")
+    print(f"  resets mid-game: {stats.resets_mid_game}, snapshot round trips: {stats.copies}")
+    print(f"  failures: {len(stats.failures)}")
+    for failure in stats.failures[:10]:
+        print("  - " + failure)
+    return 1 if stats.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
