@@ -110,7 +110,12 @@ class CardGameEnv(AECEnv):
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options must be a dict, got {type(options).__name__}")
         if seed is not None or self._rng is None:
-            rng = np.random.default_rng(seed)
+            if isinstance(seed, (float, str, bytes)):
+                raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
+            try:
+                rng = np.random.default_rng(seed)
+            except (TypeError, ValueError) as error:
+                raise ValueError(f"seed must be a non-negative int or None, got {seed!r}: {error}") from None
         else:
             rng = copy.deepcopy(self._rng)
         game = self._make_game(rng, dict(options or {}))  # raises before anything changes
@@ -129,7 +134,11 @@ class CardGameEnv(AECEnv):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self._agent_seat[agent]
-        live = agent == self.agent_selection and not (self.terminations[agent] or self.truncations[agent])
+        live = (
+            agent == self.agent_selection
+            and agent in self.terminations
+            and not (self.terminations[agent] or self.truncations[agent])
+        )
         return {
             "observation": self._observe(seat),
             "action_mask": self._mask.copy() if live else self._zero_mask.copy(),
@@ -138,7 +147,7 @@ class CardGameEnv(AECEnv):
     def legal_actions(self) -> list[int]:
         """The legal actions of the agent to act (empty when it must step None)."""
         agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
+        if agent not in self.terminations or self.terminations[agent] or self.truncations[agent]:
             return []
         return np.flatnonzero(self._mask).tolist()
 
@@ -163,6 +172,8 @@ class CardGameEnv(AECEnv):
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
+        if agent not in self.terminations:
+            raise IllegalActionError("step() after the episode is over (every agent has left): call reset()")
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
@@ -234,45 +245,102 @@ class CardGameEnv(AECEnv):
         }
 
     def restore(self, snap: dict[str, Any] | str) -> None:
-        """Restore a :meth:`snapshot` (the dict or its JSON text); raises ValueError if malformed."""
-        if isinstance(snap, str):
-            snap = json.loads(snap)
-        if not isinstance(snap, dict) or snap.get("env") != self.metadata["name"]:
-            raise ValueError(f"not a {self.metadata['name']} snapshot")
+        """Restore a :meth:`snapshot` (the dict or its JSON text).
+
+        A malformed snapshot raises ValueError naming the field and leaves the env unchanged.
+        """
+        name = self.metadata["name"]
+        if isinstance(snap, (str, bytes)):
+            try:
+                snap = json.loads(snap)
+            except ValueError as error:
+                raise ValueError(f"{name} snapshot is not valid JSON: {error}") from None
+        if not isinstance(snap, dict) or snap.get("env") != name:
+            raise ValueError(f"not a {name} snapshot")
+        field = "game"
         try:
             game = self._game_from_json(snap["game"])
-            agents = list(snap["agents"])
+            field = "rng"
             rng = _rng_from_json(snap["rng"])
-            fields = {
-                key: {a: snap[key][a] for a in agents}
-                for key in ("rewards", "cumulative_rewards", "terminations", "truncations")
-            }
+            field = "agents"
+            agents = snap["agents"]
+            if not isinstance(agents, list) or any(a not in self._agent_seat for a in agents):
+                raise ValueError(f"must be a list of names among {self.possible_agents}, got {agents!r}")
+            if len(set(agents)) != len(agents):
+                raise ValueError(f"has duplicates: {agents!r}")
+            fields = {}
+            for field in ("rewards", "cumulative_rewards", "terminations", "truncations"):
+                values = snap[field]
+                if not isinstance(values, dict):
+                    raise ValueError(f"must be a dict by agent, got {type(values).__name__}")
+                flags = field in ("terminations", "truncations")
+                for agent in agents:
+                    value = values[agent]
+                    ok = isinstance(value, bool) if flags else _is_finite_number(value)
+                    if not ok:
+                        raise ValueError(f"{agent}: must be a {'bool' if flags else 'finite number'}, got {value!r}")
+                fields[field] = {a: (values[a] if flags else float(values[a])) for a in agents}
+            field = "agent_selection"
             selection = snap["agent_selection"]
-        except (KeyError, TypeError, ValueError) as error:
-            raise ValueError(f"malformed {self.metadata['name']} snapshot: {error!r}") from None
-        self.game = game
-        self._rng = rng
-        self.agents = agents
-        self.rewards = fields["rewards"]
-        self._cumulative_rewards = fields["cumulative_rewards"]
-        self.terminations = fields["terminations"]
-        self.truncations = fields["truncations"]
-        self.infos = {a: {} for a in agents}
-        self.agent_selection = selection
-        self._skip_agent_selection = snap.get("skip_agent_selection")
-        self._rewards_dirty = bool(snap.get("rewards_dirty", True))
-        live = [a for a in agents if not (self.terminations[a] or self.truncations[a])]
-        self._mask = self._legal_mask() if live else self._zero_mask
+            if selection not in (agents or self.possible_agents):
+                raise ValueError(f"{selection!r} is not one of the agents {agents}")
+            field = "skip_agent_selection"
+            skip = snap.get("skip_agent_selection")
+            if skip is not None and skip not in self.possible_agents:
+                raise ValueError(f"{skip!r} is not one of {self.possible_agents}")
+            field = "rewards_dirty"
+            dirty = snap.get("rewards_dirty", True)
+            if not isinstance(dirty, bool):
+                raise ValueError(f"must be a bool, got {dirty!r}")
+        except KeyError as error:
+            raise ValueError(f"malformed {name} snapshot: missing field {error.args[0]!r} (in {field!r})") from None
+        except (TypeError, ValueError, AttributeError, IndexError, OverflowError) as error:
+            detail = str(error) if str(error).startswith(field) else f"field {field!r}: {error}"
+            raise ValueError(f"malformed {name} snapshot: {detail}") from None
+        saved = {key: copy.copy(v) if isinstance(v, (dict, list)) else v for key, v in vars(self).items()}
+        try:
+            self.game = game
+            self._rng = rng
+            self.agents = list(agents)
+            self.rewards = fields["rewards"]
+            self._cumulative_rewards = fields["cumulative_rewards"]
+            self.terminations = fields["terminations"]
+            self.truncations = fields["truncations"]
+            self.infos = {a: {} for a in agents}
+            self.agent_selection = selection
+            self._skip_agent_selection = skip
+            self._rewards_dirty = dirty
+            live = [a for a in agents if not (self.terminations[a] or self.truncations[a])]
+            self._mask = self._legal_mask() if live else self._zero_mask
+            if selection in live and (selection != self.possible_agents[self._seat_to_act()] or not self._mask.any()):
+                raise ValueError(f"agent_selection {selection!r} is not the game's player to act, or has no action")
+            self._restored()
+        except Exception as error:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            if isinstance(error, ValueError):
+                raise ValueError(f"malformed {name} snapshot: {error}") from None
+            raise ValueError(f"malformed {name} snapshot: inconsistent state ({error!r})") from None
+
+    def _restored(self) -> None:
+        """Hook: finish a restore (caches, the engine's RNG). Raising rolls the restore back."""
+
+
+def _is_finite_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and bool(np.isfinite(value))
 
 
 def _rng_to_json(rng: np.random.Generator | None) -> Any:
     return None if rng is None else rng.bit_generator.state
 
 
-def _rng_from_json(state: Any) -> np.random.Generator | None:
-    if state is None:
-        return None
-    bit_generator = getattr(np.random, state["bit_generator"])()
+def _rng_from_json(state: Any) -> np.random.Generator:
+    if not isinstance(state, dict):
+        raise ValueError(f"must be a bit generator state dict, got {type(state).__name__}")
+    kind = getattr(np.random, str(state.get("bit_generator")), None)
+    if not (isinstance(kind, type) and issubclass(kind, np.random.BitGenerator)):
+        raise ValueError(f"unknown bit_generator {state.get('bit_generator')!r}")
+    bit_generator = kind()
     bit_generator.state = state
     return np.random.Generator(bit_generator)
 
@@ -283,6 +351,7 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
     def restore(self, snap: dict[str, Any] | str) -> None:
         self.unwrapped.restore(snap)
         self._has_reset = True
+        self._has_updated = True  # agent_iter() may follow at once, as after a reset
 
 
 def wrap_env(raw: CardGameEnv, illegal_action: str = "raise", illegal_reward: float = -1.0) -> AECEnv:

@@ -367,6 +367,5 @@ class raw_env(CardGameEnv):
             raise ValueError(f"snapshot is of another episode mode than this env's {self.episode!r}")
         return game
 
-    def restore(self, snap: dict[str, Any] | str) -> None:
-        super().restore(snap)
+    def _restored(self) -> None:
         self.game.rng = self._rng  # the engine draws from the env's (restored) generator

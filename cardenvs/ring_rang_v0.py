@@ -362,9 +362,8 @@ class raw_env(CardGameEnv):  # noqa: N801 (PettingZoo convention)
         super().reset(seed=seed, options=options)
         self._rebuild_observations()
 
-    def restore(self, snap: dict[str, Any] | str) -> None:
-        super().restore(snap)
-        self.game.rng = self._rng if self._rng is not None else np.random.default_rng()
+    def _restored(self) -> None:
+        self.game.rng = self._rng
         self._rebuild_observations()
 
     def state(self) -> np.ndarray:

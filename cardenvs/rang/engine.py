@@ -27,6 +27,7 @@ with a precomputed table. The stock is a list whose END is its top card.
 from __future__ import annotations
 
 from bisect import insort
+from collections import Counter
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -453,51 +454,118 @@ class RangGame:
 
     @classmethod
     def from_json(cls, data: dict[str, Any], rng: np.random.Generator) -> RangGame:
+        """Rebuild a game from :meth:`to_json` data; ValueError naming the field if it is malformed."""
         from ..cards import parse_card
 
+        if not isinstance(data, dict):
+            raise ValueError(f"game must be a dict, got {type(data).__name__}")
+
+        def get(key: str) -> Any:
+            if key not in data:
+                raise ValueError(f"game field {key!r} is missing")
+            return data[key]
+
+        def integer(key: str, low: int, high: int) -> int:
+            value = get(key)
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise ValueError(f"game field {key!r} must be an int in {low}..{high}, got {value!r}")
+            return value
+
+        def flag(key: str) -> bool:
+            value = get(key)
+            if not isinstance(value, bool):
+                raise ValueError(f"game field {key!r} must be a bool, got {value!r}")
+            return value
+
+        def seq(key: str, length: int | None = None) -> list[Any]:
+            value = get(key)
+            if not isinstance(value, list) or (length is not None and len(value) != length):
+                size = "" if length is None else f" of {length}"
+                raise ValueError(f"game field {key!r} must be a list{size}, got {value!r:.80}")
+            return value
+
+        def cards(key: str, codes: Any) -> list[int]:
+            if not isinstance(codes, list):
+                raise ValueError(f"game field {key!r} must be a list of card codes, got {codes!r:.80}")
+            try:
+                return [parse_card(c) for c in codes]
+            except ValueError as error:
+                raise ValueError(f"game field {key!r}: {error}") from None
+
+        def ints(key: str, values: Any, length: int, low: int = 0) -> list[int]:
+            if (
+                not isinstance(values, list)
+                or len(values) != length
+                or any(isinstance(v, bool) or not isinstance(v, int) or v < low for v in values)
+            ):
+                raise ValueError(f"game field {key!r} must be a list of {length} ints >= {low}, got {values!r:.80}")
+            return list(values)
+
         game = cls()
-        n = game.num_players = int(data["num_players"])
-        game.single_deal = bool(data["single_deal"])
-        game.max_turns_per_deal = int(data["max_turns_per_deal"])
+        n = game.num_players = integer("num_players", 2, 10)
+        game.single_deal = flag("single_deal")
+        game.max_turns_per_deal = integer("max_turns_per_deal", 1, 2**62)
         game.rng = rng
-        game.totals = [int(t) for t in data["totals"]]
-        game.alive = [bool(a) for a in data["alive"]]
-        game.dealer = int(data["dealer"])
-        game.deck_size = int(data["deck_size"])
+        game.totals = ints("totals", get("totals"), n)
+        game.alive = seq("alive", n)
+        if not all(isinstance(a, bool) for a in game.alive) or not any(game.alive):
+            raise ValueError(f"game field 'alive' must be {n} bools, at least one true, got {game.alive!r}")
+        game.alive = list(game.alive)
+        game.dealer = integer("dealer", 0, n - 1)
+        game.deck_size = get("deck_size")
+        if game.deck_size not in (54, 108) or isinstance(game.deck_size, bool):
+            raise ValueError(f"game field 'deck_size' must be 54 or 108, got {game.deck_size!r}")
         game.hands = [[[] for _ in range(NUM_KINDS)] for _ in range(n)]
         game.hand_size = [0] * n
         game.hand_bits = [0] * n
-        if len(data["hands"]) != n or len(game.totals) != n or len(game.alive) != n:
-            raise ValueError("hands/totals/alive do not match num_players")
-        for seat, hand in enumerate(data["hands"]):
-            for code in hand:
-                game._give(seat, parse_card(code))
-        game.stock = [parse_card(c) for c in reversed(data["stock_top_first"])]
-        game.discard = [parse_card(c) for c in data["discard"]]
-        game.pile = [parse_card(c) for c in data["pile"]]
+        for seat, hand in enumerate(seq("hands", n)):
+            for card in cards(f"hands[{seat}]", hand):
+                game._give(seat, card)
+        game.stock = cards("stock_top_first", get("stock_top_first"))[::-1]
+        game.discard = cards("discard", get("discard"))
+        game.pile = cards("pile", get("pile"))
         if not game.pile:
-            raise ValueError("empty play pile")
+            raise ValueError("game field 'pile' is empty: the play pile always holds its top card")
+        everything = [c for s in range(n) for c in game.hand_cards(s)] + game.stock + game.discard + game.pile
+        have, want = Counter(everything), Counter(DECK_108 if game.deck_size == 108 else DECK_54)
+        if have != want:
+            extra = " ".join(card_code(c) for c in sorted((have - want).elements()))
+            missing = " ".join(card_code(c) for c in sorted((want - have).elements()))
+            raise ValueError(
+                f"the cards of hands, stock_top_first, discard and pile are not a {game.deck_size}-card deck: "
+                f"extra [{extra}], missing [{missing}]"
+            )
         game.top = kind_of(game.pile[-1])
         game.pile_counts = [0] * NUM_KINDS
         for card in game.pile:
             game.pile_counts[kind_of(card)] += 1
-        game.own_discards = [[int(x) for x in counts] for counts in data["own_discards"]]
-        game.phase = int(data["phase"])
-        game.current = int(data["current"])
-        game.out_seat = int(data["out_seat"])
-        game.turns = int(data["turns"])
-        game.deal_number = int(data["deal_number"])
-        game.given_decks = [[parse_card(c) for c in deck] for deck in data["given_decks"]]
-        game.deal_over = bool(data["deal_over"])
-        game.match_over = bool(data["match_over"])
-        game.truncated = bool(data["truncated"])
-        game.went_out = int(data["went_out"])
-        game.last_points = None if data["last_points"] is None else tuple(int(p) for p in data["last_points"])
-        game.last_eliminated = tuple(int(s) for s in data["last_eliminated"])
-        game.log = None if data["log"] is None else [tuple(e) for e in data["log"]]
-        total = sum(game.hand_size) + len(game.stock) + len(game.discard) + len(game.pile)
-        if total != game.deck_size or game.phase not in (PLAY, PLAY_AFTER_JOKER, DISCARD):
-            raise ValueError("inconsistent Rang state (card count or phase)")
+        game.own_discards = [ints(f"own_discards[{s}]", c, NUM_KINDS) for s, c in enumerate(seq("own_discards", n))]
+        game.phase = integer("phase", PLAY, DISCARD)
+        game.current = integer("current", 0, n - 1)
+        game.out_seat = integer("out_seat", -1, n - 1)
+        game.turns = integer("turns", 0, 2**62)
+        game.deal_number = integer("deal_number", 1, 2**62)
+        game.given_decks = [parse_rang_deck(d, f"given_decks[{i}]") for i, d in enumerate(seq("given_decks"))]
+        game.deal_over = flag("deal_over")
+        game.match_over = flag("match_over")
+        game.truncated = flag("truncated")
+        game.went_out = integer("went_out", -1, n - 1)
+        points = get("last_points")
+        game.last_points = None if points is None else tuple(ints("last_points", points, n))
+        game.last_eliminated = tuple(ints("last_eliminated", seq("last_eliminated"), len(get("last_eliminated"))))
+        if any(s >= n for s in game.last_eliminated):
+            raise ValueError(f"game field 'last_eliminated' holds a seat out of range: {game.last_eliminated}")
+        log = get("log")
+        if log is not None and not isinstance(log, list):
+            raise ValueError(f"game field 'log' must be null or a list, got {type(log).__name__}")
+        game.log = None if log is None else [tuple(e) if isinstance(e, list) else e for e in log]
+        if not game.match_over:
+            if not game.alive[game.current]:
+                raise ValueError(f"game field 'current' {game.current} is a player out of the game")
+            if not game.legal_bits():
+                raise ValueError(f"player {game.current} to act has no legal action in phase {game.phase}")
+            if any(game.hand_size[s] for s in range(n) if not game.alive[s]):
+                raise ValueError("a player out of the game holds cards")
         return game
 
 

@@ -33,6 +33,7 @@ from cardenvs.cards import parse_card, parse_deck, rank_of, standard_deck
 NUM_SEATS = 4
 NUM_TRICKS = 13
 SUIT_BITS = 0x1FFF
+ALL_CARDS = (1 << 52) - 1
 HONOUR_RANKS = (12, 11, 10, 9)  # the knock sequence: A, K, Q, J of trump
 HONOUR_NAMES = ("A", "K", "Q", "J")
 TARGET_SCORE = 20
@@ -137,8 +138,9 @@ class RingRangGame:
                 raise ValueError(f"{name} must be a bool, got {flag!r}")
         if isinstance(shaping, bool) or not isinstance(shaping, (int, float)) or not np.isfinite(shaping):
             raise ValueError(f"shaping must be a finite number, got {shaping!r}")
-        if chooser is not None and (isinstance(chooser, bool) or not isinstance(chooser, (int, np.integer))
-                                    or not 0 <= chooser < NUM_SEATS):
+        if chooser is not None and (
+            isinstance(chooser, bool) or not isinstance(chooser, (int, np.integer)) or not 0 <= chooser < NUM_SEATS
+        ):
             raise ValueError(f"option 'chooser' must be a seat 0..3, got {chooser!r}")
         if decks is None:
             decks = []
@@ -294,9 +296,7 @@ class RingRangGame:
         self.tricks_played += 1
         self.pile += 1
         lift = 0
-        if self.tricks_played == NUM_TRICKS or (
-            self.streak == winner and self.pile >= (2 if self.lifted_any else 3)
-        ):
+        if self.tricks_played == NUM_TRICKS or (self.streak == winner and self.pile >= (2 if self.lifted_any else 3)):
             lift = self.pile
             self.lifted[winner & 1] += lift
             self.pile = 0
@@ -385,10 +385,31 @@ class RingRangGame:
 
     # ---------------------------------------------------------------- JSON
     _SCALARS = (
-        "episode", "knocking", "signals", "declarations", "stop_when_decided", "shaping", "chooser",
-        "round_number", "decks_used", "winner_team", "dealer", "phase", "trump", "to_act", "leader",
-        "best_card", "best_seat", "tricks_played", "played", "pile", "streak", "lifted_any",
-        "next_honour", "knock_ended", "turned",
+        "episode",
+        "knocking",
+        "signals",
+        "declarations",
+        "stop_when_decided",
+        "shaping",
+        "chooser",
+        "round_number",
+        "decks_used",
+        "winner_team",
+        "dealer",
+        "phase",
+        "trump",
+        "to_act",
+        "leader",
+        "best_card",
+        "best_seat",
+        "tricks_played",
+        "played",
+        "pile",
+        "streak",
+        "lifted_any",
+        "next_honour",
+        "knock_ended",
+        "turned",
     )
     _LISTS = ("decks", "scores", "deck", "hands", "trick_cards", "lifted", "knockers", "declared")
 
@@ -404,19 +425,122 @@ class RingRangGame:
 
     @classmethod
     def from_json(cls, data: dict[str, Any], rng: np.random.Generator | None = None) -> RingRangGame:
+        """Rebuild a game from :meth:`to_json` data; ValueError naming the field if it is malformed."""
+        if not isinstance(data, dict):
+            raise ValueError(f"game must be a dict, got {type(data).__name__}")
+        missing = [key for key in (*cls._SCALARS, *cls._LISTS, "chooser_draws", "history", "rounds") if key not in data]
+        if missing:
+            raise ValueError(f"game field(s) {missing} missing")
+
+        def integer(key: str, low: int, high: int, value: Any = None) -> int:
+            value = data[key] if value is None else value
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise ValueError(f"game field {key!r} must be an int in {low}..{high}, got {value!r:.80}")
+            return value
+
+        def ints(key: str, length: int, low: int, high: int) -> list[int]:
+            values = data[key]
+            if not isinstance(values, list) or len(values) != length:
+                raise ValueError(f"game field {key!r} must be a list of {length} ints, got {values!r:.80}")
+            return [integer(f"{key}[{i}]", low, high, v) for i, v in enumerate(values)]
+
         game = cls.__new__(cls)
-        for name in cls._SCALARS:
-            setattr(game, name, data[name])
-        for name in cls._LISTS:
-            value = data[name]
-            setattr(game, name, [list(v) for v in value] if name == "decks" else list(value))
-        if len(game.hands) != NUM_SEATS or not 0 <= game.to_act < NUM_SEATS or game.phase not in (0, 1, 2):
-            raise ValueError("bad hands, seat or phase")
-        game.chooser_draws = [[tuple(pair) for pair in draw] for draw in data["chooser_draws"]]
-        game.history = [_trick_from_json(t) for t in data["history"]]
-        game.rounds = [dict(r, history=[_trick_from_json(t) for t in r["history"]]) for r in data["rounds"]]
+        if data["episode"] not in EPISODES:
+            raise ValueError(f"game field 'episode' must be one of {EPISODES}, got {data['episode']!r}")
+        game.episode = data["episode"]
+        for key in ("knocking", "signals", "declarations", "stop_when_decided", "lifted_any", "knock_ended"):
+            if not isinstance(data[key], bool):
+                raise ValueError(f"game field {key!r} must be a bool, got {data[key]!r}")
+            setattr(game, key, data[key])
+        shaping = data["shaping"]
+        if isinstance(shaping, bool) or not isinstance(shaping, (int, float)) or not np.isfinite(shaping):
+            raise ValueError(f"game field 'shaping' must be a finite number, got {shaping!r}")
+        game.shaping = float(shaping)
+        game.chooser = integer("chooser", 0, 3)
+        game.round_number = integer("round_number", 0, 2**62)
+        game.winner_team = integer("winner_team", -1, 1)
+        game.dealer = integer("dealer", 0, 3)
+        game.phase = integer("phase", PHASE_TRUMP, PHASE_OVER)
+        game.trump = integer("trump", -1 if game.phase == PHASE_TRUMP else 0, 3)
+        game.to_act = integer("to_act", 0, 3)
+        game.leader = integer("leader", 0, 3)
+        game.best_card = integer("best_card", -1, 51)
+        game.best_seat = integer("best_seat", -1, 3)
+        game.tricks_played = integer("tricks_played", 0, NUM_TRICKS)
+        game.played = integer("played", 0, ALL_CARDS)
+        game.pile = integer("pile", 0, NUM_TRICKS)
+        game.streak = integer("streak", -1, 3)
+        game.next_honour = integer("next_honour", 0, 4 if game.knock_ended else 3)
+        game.turned = integer("turned", 0, (1 << NUM_TURNABLE) - 1)
+        if not isinstance(data["decks"], list):
+            raise ValueError(f"game field 'decks' must be a list of decks, got {data['decks']!r:.80}")
+        game.decks = [parse_deck(d, standard_deck(), f"game field 'decks[{i}]'") for i, d in enumerate(data["decks"])]
+        game.decks_used = integer("decks_used", 0, len(game.decks))
+        game.deck = parse_deck(data["deck"], standard_deck(), "game field 'deck'")
+        game.scores = ints("scores", 2, 0, 2**62)
+        game.hands = ints("hands", NUM_SEATS, 0, ALL_CARDS)
+        game.trick_cards = ints("trick_cards", len(data["trick_cards"]) if isinstance(data["trick_cards"], list)
+                                else -1, 0, 51)  # fmt: skip
+        game.lifted = ints("lifted", 2, 0, NUM_TRICKS)
+        game.knockers = ints("knockers", 4, -1, 3)
+        if (
+            not isinstance(data["declared"], list)
+            or len(data["declared"]) != 4
+            or not all(isinstance(d, bool) for d in data["declared"])
+        ):
+            raise ValueError(f"game field 'declared' must be a list of 4 bools, got {data['declared']!r:.80}")
+        game.declared = list(data["declared"])
+        try:
+            game.chooser_draws = [[(int(s), int(c)) for s, c in draw] for draw in data["chooser_draws"]]
+            game.history = [_trick_from_json(t) for t in data["history"]]
+            game.rounds = [dict(r, history=[_trick_from_json(t) for t in r["history"]]) for r in data["rounds"]]
+        except (KeyError, TypeError, ValueError) as error:
+            raise ValueError(f"game field 'chooser_draws', 'history' or 'rounds' is malformed: {error!r}") from None
+        game._check_consistency()
         game.rng = rng if rng is not None else np.random.default_rng()
         return game
+
+    def _check_consistency(self) -> None:
+        """The rules' invariants of a state read from JSON (every card in one place, turns, counts)."""
+        if self.dealer != (self.chooser - 1) & 3:
+            raise ValueError(f"game field 'dealer' {self.dealer} must sit to the right of chooser {self.chooser}")
+        seen = 0
+        for seat, hand in enumerate(self.hands):
+            if seen & hand:
+                raise ValueError(f"game field 'hands[{seat}]' shares cards with another hand")
+            seen |= hand
+        if self.phase == PHASE_TRUMP:
+            chooser_cards = sum(1 << c for c in self.deck[:5])
+            others = [h for s, h in enumerate(self.hands) if s != self.chooser]
+            if self.hands[self.chooser] != chooser_cards or any(others) or self.played or self.history:
+                raise ValueError("in the trump phase only the chooser holds cards: the first 5 of game field 'deck'")
+            if self.to_act != self.chooser:
+                raise ValueError("in the trump phase the chooser is to act")
+            return
+        tricks = [cards for _, cards, _, _ in self.history] + [tuple(self.trick_cards)]
+        played = 0
+        for cards in tricks:
+            for card in cards:
+                if played >> card & 1:
+                    raise ValueError(f"card {card} is played twice in game fields 'history'/'trick_cards'")
+                played |= 1 << card
+        if played != self.played or seen & played or seen | played != ALL_CARDS:
+            raise ValueError("the cards of game fields 'hands', 'history', 'trick_cards' and 'played' "
+                             "are not one 52-card deck")  # fmt: skip
+        if len(self.history) != self.tricks_played or any(len(c) != 4 for c in tricks[:-1]):
+            raise ValueError("game field 'history' does not hold 'tricks_played' tricks of 4 cards")
+        if sum(self.lifted) + self.pile != self.tricks_played:
+            raise ValueError("game fields 'lifted' and 'pile' do not add up to 'tricks_played'")
+        if self.phase == PHASE_PLAY:
+            if len(self.trick_cards) > 3 or self.tricks_played >= NUM_TRICKS:
+                raise ValueError("game fields 'trick_cards'/'tricks_played' do not fit the play phase")
+            if self.to_act != (self.leader + len(self.trick_cards)) & 3:
+                raise ValueError(f"game field 'to_act' {self.to_act} is not the seat after the trick's last card")
+            for seat, hand in enumerate(self.hands):
+                in_trick = (seat - self.leader) & 3 < len(self.trick_cards)
+                if hand.bit_count() != NUM_TRICKS - self.tricks_played - in_trick:
+                    raise ValueError(f"game field 'hands[{seat}]' holds {hand.bit_count()} cards, which does not "
+                                     f"fit trick {self.tricks_played + 1}")  # fmt: skip
 
 
 def _trick_to_json(trick: tuple[int, tuple[int, ...], int, int]) -> dict[str, Any]:
