@@ -141,6 +141,7 @@ class RangVectorEnv:
         self._seat_eye = torch.cat([torch.eye(n, device=dev), torch.zeros(1, n, device=dev)])  # row n: nobody
         self._rows = torch.arange(batch_size, device=dev)
         self._seat_offsets = torch.arange(n, device=dev)
+        self._minus_ones = torch.full((batch_size,), -1, dtype=torch.int8, device=dev)
 
         b = batch_size
         small = dict(dtype=torch.int8, device=dev)
@@ -213,8 +214,7 @@ class RangVectorEnv:
         if seed is not None:
             self.generator.manual_seed(seed)
         self.first_dealer.copy_(dealers_t)
-        everyone = torch.ones(b, dtype=torch.bool, device=self.device)
-        self._new_episodes(everyone, deck_kinds)
+        self._new_episodes(self._rows, deck_kinds)
         self._has_reset = True
         obs, mask = self._observe()
         self._mask = mask
@@ -236,7 +236,7 @@ class RangVectorEnv:
             actions = torch.as_tensor(actions, device=self.device).long()
         rewards, done, truncated = self._apply(actions)
         if bool(done.any()):
-            self._new_episodes(done, None)
+            self._new_episodes(done.nonzero().flatten(), None)
         obs, mask = self._observe()
         self._mask = mask
         return obs, mask, rewards, done, {"seat": self.current.clone(), "truncated": truncated}
@@ -275,60 +275,66 @@ class RangVectorEnv:
         self._mask = self._legal_mask()
 
     # -------------------------------------------------------- observation
+    def _seat_rows(self, rows: torch.Tensor, seat: torch.Tensor) -> torch.Tensor:
+        """Row indices into the (B * N, ...) views of per-seat tensors."""
+        return rows * self.num_players + seat
+
     def _held(self) -> torch.Tensor:
-        return self.hands[self._rows, self.current] > 0
+        hands = self.hands.view(-1, NUM_KINDS)
+        return hands.index_select(0, self._seat_rows(self._rows, self.current)) > 0
 
     def _legal_mask(self) -> torch.Tensor:
         return self._mask_from(self._held())
 
     def _mask_from(self, held: torch.Tensor) -> torch.Tensor:
         phase = self.phase[:, None]
-        playable = self._playable[self.top] | (phase == PLAY_AFTER_JOKER)
+        playable = self._playable.index_select(0, self.top) | (phase == PLAY_AFTER_JOKER)
         return torch.cat([held & playable & (phase != DISCARD), held & (phase == DISCARD)], 1)
 
     def _observe(self) -> tuple[torch.Tensor, torch.Tensor]:
-        rows, cur, n = self._rows, self.current, self.num_players
-        counts = self.hands[rows, cur]
+        cur, n = self.current, self.num_players
+        seat_rows = self._seat_rows(self._rows, cur)
+        counts = self.hands.view(-1, NUM_KINDS).index_select(0, seat_rows)
         mask = self._mask_from(counts > 0)
-        big = self.big_deck.long()
-        fraction = self._size_fraction[big]  # (B, 109)
+        fraction = self._size_fraction.index_select(0, self.big_deck.long())  # (B, 109)
         relative = (cur[:, None] + self._seat_offsets) % n
         alive = self.alive.gather(1, relative)
         sizes = fraction.gather(1, self.hand_size.gather(1, relative)) * alive
         totals = self._total_fraction[self.totals.gather(1, relative).clamp(max=100)]
         out = torch.where(self.out_seat >= 0, (self.out_seat - cur) % n, n)
+        lengths = torch.stack([self.stock_len, self.discard_len], 1)
         obs = torch.cat(
             [
                 counts.float() * 0.125,
-                self._kind_eye[self.top],
-                self._phase_eye[self.phase],
+                self._kind_eye.index_select(0, self.top),
+                self._phase_eye.index_select(0, self.phase),
                 self.pile_counts.float() * 0.125,
-                self.own_discards[rows, cur].clamp(max=8).float() * 0.125,
-                fraction.gather(1, self.stock_len[:, None]),
-                fraction.gather(1, self.discard_len[:, None]),
+                self.own_discards.view(-1, NUM_KINDS).index_select(0, seat_rows).clamp(max=8).float() * 0.125,
+                fraction.gather(1, lengths),
                 self.big_deck[:, None].float(),
                 sizes,
                 totals,
                 alive.float(),
-                self._seat_eye[out],
-                self._seat_eye[(self.dealer - cur) % n],
+                self._seat_eye.index_select(0, out),
+                self._seat_eye.index_select(0, (self.dealer - cur) % n),
             ],
             1,
         )
         return obs, mask
 
     # -------------------------------------------------------------- rules
-    def _next_alive(self, seat: torch.Tensor) -> torch.Tensor:
+    # The helpers below work on a subset of games: ``rows`` (S,) int64 batch indices, ``seat`` (S,) seats.
+    def _next_alive(self, rows: torch.Tensor, seat: torch.Tensor) -> torch.Tensor:
         n = self.num_players
         if self.episode == "deal":
             return (seat + 1) % n
         candidates = (seat[:, None] + 1 + self._seat_offsets) % n
-        first = self.alive.gather(1, candidates).to(torch.int8).argmax(1, keepdim=True)
+        first = self.alive.index_select(0, rows).gather(1, candidates).to(torch.int8).argmax(1, keepdim=True)
         return candidates.gather(1, first).squeeze(1)
 
-    def _can_play(self, seat: torch.Tensor) -> torch.Tensor:
-        held = self.hands[self._rows, seat] > 0
-        return (held & self._playable[self.top]).any(1)
+    def _can_play(self, rows: torch.Tensor, seat: torch.Tensor) -> torch.Tensor:
+        held = self.hands.view(-1, NUM_KINDS).index_select(0, self._seat_rows(rows, seat)) > 0
+        return (held & self._playable.index_select(0, self.top.index_select(0, rows))).any(1)
 
     def _permutations(self, purpose: str, rows: torch.Tensor, lengths: torch.Tensor, width: int) -> torch.Tensor:
         """(S, width) int64: row j starts with a uniform permutation of 0..lengths[j]-1."""
@@ -341,86 +347,88 @@ class RangVectorEnv:
         keys.masked_fill_(torch.arange(width, device=self.device) >= lengths[:, None], 2.0)
         return keys.argsort(1)
 
-    def _rebuild(self, need: torch.Tensor) -> None:
-        """Shuffle discard pile + play pile under its top into a new stock, in the games of ``need``."""
-        rows = need.nonzero().flatten()
+    def _rebuild(self, rows: torch.Tensor) -> None:
+        """Shuffle discard pile + play pile under its top into a new stock (the games have cards for it)."""
         width = self.stock.shape[1]
         d_len, p_len = self.discard_len[rows], self.pile_len[rows]
         refill_len = d_len + p_len - 1
         position = torch.arange(width, device=self.device)
         # refill[j] = discard[j] for j < d_len, else pile[j - d_len] (the top card stays on the pile).
+        pile = self.pile[rows]
         from_pile = (position - d_len[:, None]).clamp(0, width - 1)
-        refill = torch.where(position < d_len[:, None], self.discard[rows], self.pile[rows].gather(1, from_pile))
+        refill = torch.where(position < d_len[:, None], self.discard[rows], pile.gather(1, from_pile))
         perm = self._permutations("rebuild", rows, refill_len, width)
         self.stock[rows] = refill.gather(1, perm)
         self.stock_len[rows] = refill_len
         self.discard_len[rows] = 0
-        top = self.pile[rows].gather(1, (p_len - 1)[:, None])
+        top = pile.gather(1, (p_len - 1)[:, None])
         self.pile[rows, 0] = top.squeeze(1)
         self.pile_len[rows] = 1
         counts = torch.zeros(rows.shape[0], NUM_KINDS, dtype=torch.int8, device=self.device)
-        counts.scatter_(1, top.long(), 1)
-        self.pile_counts[rows] = counts
+        self.pile_counts[rows] = counts.scatter_(1, top.long(), 1)
 
-    def _draw(self, drawing: torch.Tensor, seat: torch.Tensor) -> torch.Tensor:
-        """Each game of ``drawing`` draws the stock's top card into ``seat``; returns which could draw."""
-        need = drawing & (self.stock_len == 0) & (self.discard_len + self.pile_len > 1)
+    def _draw(self, rows: torch.Tensor, seat: torch.Tensor) -> torch.Tensor:
+        """Each game draws the stock's top card into ``seat`` (rebuilding if needed); returns which could."""
+        stock_len = self.stock_len.index_select(0, rows)
+        need = (stock_len == 0) & (self.discard_len.index_select(0, rows) + self.pile_len.index_select(0, rows) > 1)
         if bool(need.any()):
-            self._rebuild(need)
-        drew = drawing & (self.stock_len > 0)
-        rows = self._rows
-        card = self.stock[rows, (self.stock_len - 1).clamp(min=0)].long()
-        self.hands[rows, seat, card] += drew.to(torch.int8)
-        self.hand_size[rows, seat] += drew
-        self.stock_len -= drew.long()
+            self._rebuild(rows[need])
+            stock_len = self.stock_len.index_select(0, rows)
+        drew = stock_len > 0
+        width = self.stock.shape[1]
+        card = self.stock.view(-1).index_select(0, rows * width + (stock_len - 1).clamp(min=0)).long()
+        seat_rows = self._seat_rows(rows, seat)
+        self.hands.view(-1).index_add_(0, seat_rows * NUM_KINDS + card, drew.to(torch.int8))
+        self.hand_size.view(-1).index_add_(0, seat_rows, drew.long())
+        self.stock_len.index_add_(0, rows, -drew.long())
         return drew
 
-    def _next_turn(self, active: torch.Tensor, seat: torch.Tensor, truncated: torch.Tensor) -> None:
-        """Pass the turn on from ``seat`` in the ``active`` games: draws and passes until someone must decide."""
-        seat = seat.clone()
-        active = active.clone()
-        while True:
-            self.turns += active
-            cut = active & (self.turns > self.max_turns_per_deal)
-            truncated |= cut
-            active &= ~cut
-            seat = torch.where(active, self._next_alive(seat), seat)
-            can = active & self._can_play(seat)
-            self.current = torch.where(can, seat, self.current)
-            self.phase = torch.where(can, PLAY, self.phase)
-            active &= ~can
-            if not bool(active.any()):
+    def _decide(self, rows: torch.Tensor, seat: torch.Tensor, phase: int) -> None:
+        self.current.index_copy_(0, rows, seat)
+        self.phase.index_fill_(0, rows, phase)
+
+    def _next_turn(self, rows: torch.Tensor, seat: torch.Tensor, truncated: torch.Tensor) -> None:
+        """Pass the turn on from ``seat``: automatic draws and passes until someone must decide."""
+        while rows.numel():
+            self.turns.index_add_(0, rows, torch.ones_like(rows))
+            within = self.turns.index_select(0, rows) <= self.max_turns_per_deal
+            if not bool(within.all()):
+                truncated.index_fill_(0, rows[~within], True)
+                rows, seat = rows[within], seat[within]
+            seat = self._next_alive(rows, seat)
+            can = self._can_play(rows, seat)
+            self._decide(rows[can], seat[can], PLAY)
+            rows, seat = rows[~can], seat[~can]
+            if not rows.numel():
                 return
-            held = self.hand_size[self._rows, seat]
-            drew = self._draw(active, seat)
+            held = self.hand_size.view(-1).index_select(0, self._seat_rows(rows, seat))
+            drew = self._draw(rows, seat)
             decide = drew & (held >= 2)
-            self.current = torch.where(decide, seat, self.current)
-            self.phase = torch.where(decide, DISCARD, self.phase)
-            active &= ~decide
-            if not bool(active.any()):
-                return
+            self._decide(rows[decide], seat[decide], DISCARD)
+            rows, seat = rows[~decide], seat[~decide]
 
     def _apply(self, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        rows, seat = self._rows, self.current
-        b = self.batch_size
+        rows, seat, b = self._rows, self.current, self.batch_size
+        seat_rows = self._seat_rows(rows, seat)
         discarding = self.phase == DISCARD
         playing = ~discarding
         kind = actions - DISCARD_OFFSET * discarding.long()
-        self.hands[rows, seat, kind] -= 1
-        self.hand_size[rows, seat] -= 1
-        # a discard
-        self.discard[rows, self.discard_len] = torch.where(
-            discarding, kind.to(torch.int8), self.discard[rows, self.discard_len]
-        )
-        self.discard_len += discarding.long()
-        self.own_discards[rows, seat, kind] += discarding.to(torch.int8)
-        # a play
-        self.pile[rows, self.pile_len] = torch.where(playing, kind.to(torch.int8), self.pile[rows, self.pile_len])
-        self.pile_len += playing.long()
-        self.pile_counts[rows, kind] += playing.to(torch.int8)
+        cell = seat_rows * NUM_KINDS + kind
+        self.hands.view(-1).index_add_(0, cell, self._minus_ones)
+        self.hand_size.view(-1).index_add_(0, seat_rows, self._minus_ones.long())
+        kind8 = kind.to(torch.int8)
+        width = self.stock.shape[1]
+        # Written into the next free slot of both piles; only the pile that gets the card grows.
+        self.discard.view(-1).index_copy_(0, rows * width + self.discard_len, kind8)
+        self.discard_len += discarding
+        self.own_discards.view(-1).index_add_(0, cell, discarding.to(torch.int8))
+        self.pile.view(-1).index_copy_(0, rows * width + self.pile_len, kind8)
+        self.pile_len += playing
+        self.pile_counts.view(-1).index_add_(0, rows * NUM_KINDS + kind, playing.to(torch.int8))
         self.top = torch.where(playing, kind, self.top)
-        free_card = playing & (kind == JOKER_KIND) & (self.hand_size[rows, seat] > 0)
-        self.phase = torch.where(free_card, PLAY_AFTER_JOKER, PLAY)
+        remaining = self.hand_size.view(-1).index_select(0, seat_rows)
+        free_card = playing & (kind == JOKER_KIND) & (remaining > 0)
+        self.phase = free_card.long()  # PLAY_AFTER_JOKER (1) or PLAY (0)
 
         ended = torch.zeros(b, dtype=torch.bool, device=self.device)
         went_out = torch.full((b,), NOBODY, dtype=torch.int64, device=self.device)
@@ -429,26 +437,28 @@ class RangVectorEnv:
         # An answer to a player who went out: they draw 2 and are back in (if nothing to draw, they won).
         answered = complete & (self.out_seat >= 0)
         if bool(answered.any()):
-            out = self.out_seat.clamp(min=0)
-            first = self._draw(answered, out)
-            second = self._draw(answered, out)
-            stands = answered & ~(first | second)
-            ended |= stands
-            went_out = torch.where(stands, out, went_out)
-            self.out_seat = torch.where(answered, NOBODY, self.out_seat)
-            complete &= ~stands
+            answer_rows = answered.nonzero().flatten()
+            out = self.out_seat[answer_rows]
+            drew = self._draw(answer_rows, out) | self._draw(answer_rows, out)
+            stands = answer_rows[~drew]
+            ended[stands] = True
+            went_out[stands] = out[~drew]
+            complete[stands] = False
+            self.out_seat[answer_rows] = NOBODY
         # Going out: the next player must answer if able, else the deal ends.
-        gone = complete & (self.hand_size[rows, seat] == 0)
+        gone = complete & (remaining == 0)
         if bool(gone.any()):
-            self.turns += gone
-            answerer = self._next_alive(seat)
-            answers = gone & self._can_play(answerer)
-            self.out_seat = torch.where(answers, seat, self.out_seat)
-            self.current = torch.where(answers, answerer, self.current)
-            unanswered = gone & ~answers
-            ended |= unanswered
-            went_out = torch.where(unanswered, seat, went_out)
-        self._next_turn(discarding | (complete & ~gone), seat, truncated)
+            gone_rows = gone.nonzero().flatten()
+            gone_seat = seat[gone_rows]
+            self.turns[gone_rows] += 1
+            answerer = self._next_alive(gone_rows, gone_seat)
+            can = self._can_play(gone_rows, answerer)
+            self.out_seat[gone_rows[can]] = gone_seat[can]
+            self._decide(gone_rows[can], answerer[can], PLAY)
+            ended[gone_rows[~can]] = True
+            went_out[gone_rows[~can]] = gone_seat[~can]
+        passing = (discarding | (complete & ~gone)).nonzero().flatten()
+        self._next_turn(passing, seat[passing], truncated)
         return self._end_deals(ended, went_out, truncated)
 
     def _end_deals(
@@ -459,38 +469,40 @@ class RangVectorEnv:
         rewards = torch.zeros(self.batch_size, n, dtype=torch.float32, device=self.device)
         if not bool(ended.any()):
             return rewards, truncated.clone(), truncated
-        points = (self.hands.long() * self._points).sum(2)
-        scores = self.alive & (self._seat_offsets != went_out[:, None]) & ended[:, None]
-        points = torch.where(scores, points, 0)
+        rows = ended.nonzero().flatten()
+        alive = self.alive[rows]
+        points = (self.hands[rows].long() * self._points).sum(2)
+        points = torch.where(alive & (self._seat_offsets != went_out[rows][:, None]), points, 0)
         if self.episode == "deal":
-            rewards = torch.where(ended[:, None], (-points.double() / 100.0).float(), rewards)
+            rewards[rows] = (-points.double() / 100.0).float()
             return rewards, ended | truncated, truncated
         # match: totals, eliminations (-1/(N-1) each), the last player left wins (+1)
-        self.totals += points
-        eliminated = ended[:, None] & self.alive & (self.totals >= ELIMINATION_TOTAL)
-        self.alive &= ~eliminated
-        left = self.alive.sum(1)
-        match_over = ended & (left == 1)
-        loss = -1.0 / (n - 1)
-        rewards = torch.where(eliminated, loss, rewards)
-        rewards = torch.where(match_over[:, None] & self.alive, 1.0, rewards)
-        next_deal = ended & ~match_over
-        if bool(next_deal.any()):
-            self.dealer = torch.where(next_deal, self._next_alive(self.dealer), self.dealer)
-            self._deal(next_deal, None, "deal")
-        return rewards, match_over | truncated, truncated
+        totals = self.totals[rows] + points
+        self.totals[rows] = totals
+        eliminated = alive & (totals >= ELIMINATION_TOTAL)
+        alive &= ~eliminated
+        self.alive[rows] = alive
+        over = alive.sum(1) == 1
+        deal_rewards = torch.where(eliminated, -1.0 / (n - 1), 0.0)
+        rewards[rows] = torch.where(over[:, None] & alive, 1.0, deal_rewards).float()
+        done = truncated.clone()
+        done[rows[over]] = True
+        next_rows = rows[~over]
+        if next_rows.numel():
+            self.dealer[next_rows] = self._next_alive(next_rows, self.dealer[next_rows])
+            self._deal(next_rows, None, "deal")
+        return rewards, done, truncated
 
     # ----------------------------------------------------------- dealing
-    def _new_episodes(self, rows_mask: torch.Tensor, deck_kinds: torch.Tensor | None) -> None:
-        self.alive[rows_mask] = True
-        self.totals[rows_mask] = 0
-        self.dealer = torch.where(rows_mask, self.first_dealer, self.dealer)
-        self._deal(rows_mask, deck_kinds, "episode")
+    def _new_episodes(self, rows: torch.Tensor, deck_kinds: torch.Tensor | None) -> None:
+        self.alive[rows] = True
+        self.totals[rows] = 0
+        self.dealer[rows] = self.first_dealer[rows]
+        self._deal(rows, deck_kinds, "episode")
 
-    def _deal(self, rows_mask: torch.Tensor, deck_kinds: torch.Tensor | None, purpose: str) -> None:
-        """A new deal in the games of ``rows_mask`` (dealer, alive set), then the first turn."""
+    def _deal(self, rows: torch.Tensor, deck_kinds: torch.Tensor | None, purpose: str) -> None:
+        """A new deal in the games ``rows`` (dealer and players in already set), then the first turn."""
         dev, n = self.device, self.num_players
-        rows = rows_mask.nonzero().flatten()
         s = rows.shape[0]
         width = self.stock.shape[1]
         players_in = self.alive[rows].sum(1)
@@ -498,10 +510,9 @@ class RangVectorEnv:
         size = torch.where(big, 108, 54)
         if deck_kinds is None:
             perm = self._permutations(purpose, rows, size, self.max_deck)
-            kinds108 = self._deck_kinds[108]
-            kinds54 = torch.cat([self._deck_kinds[54], self._deck_kinds[54].new_zeros(54)])
             if self.max_deck == 108:
-                deck_kinds = torch.where(big[:, None], kinds108[perm], kinds54[perm])
+                kinds54 = torch.cat([self._deck_kinds[54], self._deck_kinds[54].new_zeros(54)])
+                deck_kinds = torch.where(big[:, None], self._deck_kinds[108][perm], kinds54[perm])
             else:
                 deck_kinds = self._deck_kinds[54][perm]
         deck = deck_kinds.long()
@@ -520,23 +531,20 @@ class RangVectorEnv:
         self.own_discards[rows] = 0
         dealt = HAND_SIZE * players_in
         start = deck.gather(1, dealt[:, None])
-        stock_len = size - dealt - 1
         position = torch.arange(width, device=dev)
-        stock_index = (size[:, None] - 1 - position).clamp(min=0)  # stock top (deck index dealt+1) last
-        self.stock[rows] = deck.gather(1, stock_index.clamp(max=deck.shape[1] - 1)).to(torch.int8)
-        self.stock_len[rows] = stock_len
+        stock_index = (size[:, None] - 1 - position).clamp(0, deck.shape[1] - 1)  # stock top (dealt + 1) last
+        self.stock[rows] = deck.gather(1, stock_index).to(torch.int8)
+        self.stock_len[rows] = size - dealt - 1
         self.discard_len[rows] = 0
         pile = torch.zeros(s, width, dtype=torch.int8, device=dev)
         pile[:, 0] = start.squeeze(1).to(torch.int8)
         self.pile[rows] = pile
         self.pile_len[rows] = 1
         counts = torch.zeros(s, NUM_KINDS, dtype=torch.int8, device=dev)
-        counts.scatter_(1, start, 1)
-        self.pile_counts[rows] = counts
+        self.pile_counts[rows] = counts.scatter_(1, start, 1)
         self.top[rows] = start.squeeze(1)
         self.phase[rows] = PLAY
         self.out_seat[rows] = NOBODY
         self.turns[rows] = 0
         self.big_deck[rows] = big
-        truncated = torch.zeros_like(rows_mask)
-        self._next_turn(rows_mask, self.dealer, truncated)
+        self._next_turn(rows, dealer, torch.zeros(self.batch_size, dtype=torch.bool, device=dev))
