@@ -184,7 +184,8 @@ class _Painter:
     def suit(self, suit: int, cx: float, cy: float, size: float, fill) -> None:
         """A suit symbol centred at (cx, cy): the font's glyph if it has one, else a drawn shape."""
         if self.glyphs:
-            self.draw.text((cx, cy), SUIT_SYMBOLS[suit], fill=fill, font=self.big, anchor="mm")
+            font = self.big if size >= 14 else self.font
+            self.draw.text((cx, cy), SUIT_SYMBOLS[suit], fill=fill, font=font, anchor="mm")
             return
         d, r = self.draw, size / 2
         if suit == 1:  # diamond

@@ -273,3 +273,13 @@ def test_play_a_whole_rang_deal_in_a_real_terminal(tmp_path):
     assert env.agents == [] and game.match_over and not game.truncated
     assert game.last_points[game.went_out] == 0
     assert decisions >= 2
+
+
+def test_default_opponent_is_rules_strong_when_registered(monkeypatch):
+    from cardenvs.agents import registry
+    from cardenvs.play import default_opponent
+
+    monkeypatch.setitem(registry.AGENTS, "rang", {"random": registry.AGENTS["rang"]["random"]})
+    assert default_opponent("rang") == "random"
+    monkeypatch.setitem(registry.AGENTS, "rang", {**registry.AGENTS["rang"], "rules_strong": "x:y"})
+    assert default_opponent("rang") == "rules_strong"
