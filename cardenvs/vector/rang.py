@@ -136,8 +136,13 @@ class RangVectorEnv:
         self._total_fraction = torch.tensor(
             [t * 0.01 if t < 100 else 1.0 for t in range(101)], dtype=torch.float64, device=dev
         ).float()
-        self._kind_eye = torch.eye(NUM_KINDS, device=dev)
-        self._phase_eye = torch.eye(3, device=dev)
+        self._kind_eye8 = torch.eye(NUM_KINDS, dtype=torch.int8, device=dev) * 8  # one-hots, in eighths
+        self._phase_eye8 = torch.eye(3, dtype=torch.int8, device=dev) * 8
+        # Legal actions by (phase, top): plays of the playable kinds / any kind / discards, AND the kinds held.
+        self._allowed = torch.zeros(3 * NUM_KINDS, NUM_ACTIONS, dtype=torch.bool, device=dev)
+        self._allowed[PLAY * NUM_KINDS : (PLAY + 1) * NUM_KINDS, :NUM_KINDS] = self._playable
+        self._allowed[PLAY_AFTER_JOKER * NUM_KINDS : (PLAY_AFTER_JOKER + 1) * NUM_KINDS, :NUM_KINDS] = True
+        self._allowed[DISCARD * NUM_KINDS :, NUM_KINDS:] = True
         self._seat_eye = torch.cat([torch.eye(n, device=dev), torch.zeros(1, n, device=dev)])  # row n: nobody
         self._rows = torch.arange(batch_size, device=dev)
         self._seat_offsets = torch.arange(n, device=dev)
@@ -287,34 +292,39 @@ class RangVectorEnv:
         return self._mask_from(self._held())
 
     def _mask_from(self, held: torch.Tensor) -> torch.Tensor:
-        phase = self.phase[:, None]
-        playable = self._playable.index_select(0, self.top) | (phase == PLAY_AFTER_JOKER)
-        return torch.cat([held & playable & (phase != DISCARD), held & (phase == DISCARD)], 1)
+        allowed = self._allowed.index_select(0, self.phase * NUM_KINDS + self.top)
+        return held.repeat(1, 2) & allowed
 
     def _observe(self) -> tuple[torch.Tensor, torch.Tensor]:
         cur, n = self.current, self.num_players
         seat_rows = self._seat_rows(self._rows, cur)
         counts = self.hands.view(-1, NUM_KINDS).index_select(0, seat_rows)
         mask = self._mask_from(counts > 0)
-        fraction = self._size_fraction.index_select(0, self.big_deck.long())  # (B, 109)
+        # Parts counted in eighths (one-hots as 8): hand, top, phase, play pile, own discards.
+        eighths = torch.cat(
+            [
+                counts,
+                self._kind_eye8.index_select(0, self.top),
+                self._phase_eye8.index_select(0, self.phase),
+                self.pile_counts,
+                self.own_discards.view(-1, NUM_KINDS).index_select(0, seat_rows).clamp(max=8),
+            ],
+            1,
+        )
         relative = (cur[:, None] + self._seat_offsets) % n
-        alive = self.alive.gather(1, relative)
-        sizes = fraction.gather(1, self.hand_size.gather(1, relative)) * alive
-        totals = self._total_fraction[self.totals.gather(1, relative).clamp(max=100)]
+        # Sizes as fractions of the deck: stock, discard pile, hands by relative seat (0 for players out).
+        sizes = torch.cat([self.stock_len[:, None], self.discard_len[:, None], self.hand_size.gather(1, relative)], 1)
+        table_row = self.big_deck.long() * self._size_fraction.shape[1]
+        sizes = self._size_fraction.view(-1).take(sizes + table_row[:, None])
         out = torch.where(self.out_seat >= 0, (self.out_seat - cur) % n, n)
-        lengths = torch.stack([self.stock_len, self.discard_len], 1)
         obs = torch.cat(
             [
-                counts.float() * 0.125,
-                self._kind_eye.index_select(0, self.top),
-                self._phase_eye.index_select(0, self.phase),
-                self.pile_counts.float() * 0.125,
-                self.own_discards.view(-1, NUM_KINDS).index_select(0, seat_rows).clamp(max=8).float() * 0.125,
-                fraction.gather(1, lengths),
+                eighths.float().mul_(0.125),
+                sizes[:, :2],
                 self.big_deck[:, None].float(),
-                sizes,
-                totals,
-                alive.float(),
+                sizes[:, 2:],
+                self._total_fraction.take(self.totals.gather(1, relative).clamp(max=100)),
+                self.alive.gather(1, relative).float(),
                 self._seat_eye.index_select(0, out),
                 self._seat_eye.index_select(0, (self.dealer - cur) % n),
             ],
