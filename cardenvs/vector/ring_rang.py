@@ -8,9 +8,11 @@ rewards +-round points) and ``episode="game"`` (rounds to 20 points with chooser
 rotation, rewards +-1 at the end) are both supported.
 
 The state is kept per game in absolute seats (``owner[b, card]`` = seat dealt the card,
-``played[b, card]``, the current trick by seat, counters); the observation is built from
-it at each step with one scatter, so no per-seat copy of the 639-float views is kept.
-Auto-reset selects the finished games with ``nonzero`` (one host sync per step on a GPU).
+``played[b, card]``, the current trick by seat, counters), next to every seat's observation
+as bytes (``views``, B x 4 x 640): a card or knock updates a few bytes of the four views with
+one ``index_fill_``, a trick's end a few more, and a new deal or the trump choice rebuilds the
+views of those games densely from the state. The step returns the acting seat's row as float32.
+Auto-reset and the trick-end updates select games with ``nonzero`` (host syncs on a GPU).
 """
 
 from __future__ import annotations
@@ -31,38 +33,70 @@ from cardenvs.ring_rang.engine import (
     TARGET_SCORE,
 )
 from cardenvs.ring_rang_v0 import (
-    CHOOSER,
     CURRENT,
-    DEALER,
     FIRST_LIFT,
     KNOCKING_OVER,
     KNOCKS,
     LEADER,
     LIFTED,
     MAX_SCORE,
+    OBSERVATION_PARTS,
     OBSERVATION_SIZE,
-    PHASE,
     PILE,
     PLAYED,
-    SCORES,
     STREAK,
     TRICK_NUMBER,
-    TRUMP,
-    TURNED,
 )
 from cardenvs.vector.common import check_actions, make_generator, tensor_bytes
 
 __all__ = ["RingRangVectorEnv"]
 
 NUM_SEATS = 4
+_NEVER = -2  # the value of a slot no column matches (the parts of the variants)
+# Each view has one spare column after the observation: incremental writes that do not apply go there.
+_SINK = OBSERVATION_SIZE
+_VIEW_SIZE = OBSERVATION_SIZE + 1
 ACE_RANK = 12  # the knock sequence A, K, Q, J is rank 12 - honour index
-# Written with 1s and then cleared: the "turned" part is always zero without the signals variant.
-_SINK = TURNED
+
+# The values each one-hot column of the observation compares with, in ``_observe``'s order of
+# ``values``: (part name, slot per row of the part, number of columns per row).
+_SLOTS = {
+    "trump": 0, "phase": 1, "trick_number": 2, "pile": 3, "first_lift_done": 4, "knocking_over": 5,
+    "lifted": 6, "scores": 8, "trick_leader": 10, "streak_holder": 11, "chooser": 12, "dealer": 13,
+    "knocks": 14, "turned": 18, "declared": 18,
+}
+
+
+def _one_hot_columns() -> tuple[torch.Tensor, torch.Tensor]:
+    """For every observation column outside the card parts: its value slot and the value it shows."""
+    slots: list[int] = []
+    values: list[int] = []
+    for name, size in OBSERVATION_PARTS:
+        if name in ("hand", "current_trick", "played"):
+            continue
+        slot = _SLOTS[name]
+        if name in ("first_lift_done", "knocking_over"):
+            slots.append(slot)
+            values.append(1)
+        elif name in ("turned", "declared"):
+            slots += [slot] * size
+            values += [-1] * size
+        elif name in ("lifted", "scores", "knocks"):
+            rows = 4 if name == "knocks" else 2
+            width = size // rows
+            for row in range(rows):
+                slots += [slot + row] * width
+                values += list(range(width))
+        else:
+            slots += [slot] * size
+            values += list(range(size))
+    return torch.tensor(slots), torch.tensor(values, dtype=torch.int8)
+
 
 # Per game state: name -> (trailing shape, dtype). Everything in absolute seats.
 _STATE: dict[str, tuple[tuple[int, ...], torch.dtype]] = {
     "deck": ((52,), torch.int64),  # this round's deck, top first (kept to replay or inspect a deal)
-    "owner": ((52,), torch.int64),  # seat dealt each card this round
+    "owner": ((52,), torch.int8),  # seat dealt each card this round
     "first_five": ((52,), torch.bool),  # the chooser's first 5 cards (all it sees while choosing)
     "played": ((52,), torch.bool),
     "phase": ((), torch.int64),
@@ -85,6 +119,7 @@ _STATE: dict[str, tuple[tuple[int, ...], torch.dtype]] = {
     "scores": ((2,), torch.int64),
     "round_number": ((), torch.int64),
     "given_rounds": ((), torch.int64),  # rounds of this episode dealt from the decks given to reset
+    "views": ((NUM_SEATS, _VIEW_SIZE), torch.uint8),  # every seat's observation, kept up to date
 }
 
 
@@ -128,9 +163,12 @@ class RingRangVectorEnv:
         self._deal_offsets = torch.tensor(DEAL_OFFSETS, device=dev)
         self._seats = torch.arange(NUM_SEATS, device=dev)
         self._team_signs = torch.tensor([1.0, -1.0, 1.0, -1.0], device=dev)
-        self._lifted_base = torch.tensor([LIFTED, LIFTED + 14], device=dev)
-        self._scores_base = torch.tensor([SCORES, SCORES + MAX_SCORE + 1], device=dev)
-        self._knocks_base = KNOCKS + self._seats * 4
+        self._seats_int8 = self._seats.to(torch.int8)
+        self._column_slot, self._column_value = (t.to(dev) for t in _one_hot_columns())
+        self._head_columns = CURRENT - 52  # trump, phase, trick number, leader
+        self._view_rows = (self._games * NUM_SEATS).unsqueeze(1) + self._seats  # (B, 4) row of each view
+        self._view_rows = self._view_rows * _VIEW_SIZE
+        self._never = torch.full((1, 1), _NEVER, dtype=torch.int64, device=dev)
         for name, (shape, dtype) in _STATE.items():
             setattr(self, name, torch.zeros((batch_size, *shape), dtype=dtype, device=dev))
         self.given_decks: torch.Tensor | None = None  # (B, R, 52) decks of the rounds of this episode
@@ -161,6 +199,7 @@ class RingRangVectorEnv:
         self.given_rounds.fill_(0 if given is None else given.shape[1])
         first = given[:, 0] if given is not None else self._shuffled_decks(batch)
         self._start_rounds(self._games, first, choosers)
+        self._rebuild_views(self._games)
         self._ready = True
         return self._outputs()[:3]
 
@@ -253,7 +292,7 @@ class RingRangVectorEnv:
         seat_of_position = (choosers.unsqueeze(1) + self._deal_offsets) & 3
         count = len(games)
         self.deck[games] = decks
-        self.owner[games] = torch.empty_like(decks).scatter_(1, decks, seat_of_position)
+        self.owner[games] = torch.empty_like(decks).scatter_(1, decks, seat_of_position).to(torch.int8)
         first_five = torch.zeros(count, 52, dtype=torch.bool, device=self.device)
         self.first_five[games] = first_five.scatter_(1, decks[:, :5], True)
         self.played[games] = False
@@ -286,20 +325,22 @@ class RingRangVectorEnv:
         knock = actions == ACTION_KNOCK
         play = actions < 52
         card = actions.clamp(max=51)
+        knock_ended_before = self.knock_ended
+        trick_before, leader_before = self.trick.clone(), self.leader
 
         # Trump choice: the rest of the deck is dealt (``owner`` already holds the whole deal).
         self.trump = torch.where(choosing, actions - ACTION_TRUMP, self.trump)
-        self.phase = torch.where(choosing, PHASE_PLAY, self.phase)
+        self.phase = self.phase | choosing  # PHASE_TRUMP = 0 -> PHASE_PLAY = 1
 
         # Knock for the next honour; knocking ends after J or when the next honour is gone.
         honour = self.next_honour.clamp(max=3)
         self.knockers[games, honour] = torch.where(knock, seat, self.knockers[games, honour])
         self.next_honour = self.next_honour + knock
         next_gone = self.played[games, self._honour_card()]
-        self.knock_ended |= knock & ((self.next_honour == 4) | next_gone)
+        knock_ended = knock_ended_before | (knock & ((self.next_honour == 4) | next_gone))
 
         # Play a card: follow the trick's best, end knocking if the next honour goes unknocked.
-        self.knock_ended |= play & (card == self._honour_card())
+        self.knock_ended = knock_ended | (play & (card == self._honour_card()))
         self.played[games, card] |= play
         self.trick[games, seat] = torch.where(play, card, self.trick[games, seat])
         lead = play & (self.trick_count == 0)
@@ -315,6 +356,8 @@ class RingRangVectorEnv:
 
         # Trick end: the winner puts it on the pile and lifts when the rules allow.
         done_trick = self.trick_count == 4
+        self._observe_action(seat, card, play, lead & ~done_trick, knock, honour, knock_ended_before, done_trick)
+        counters_before = (self.tricks_played, self.pile, self.streak, self.lifted.clone())
         winner = self.best_seat
         self.tricks_played = self.tricks_played + done_trick
         pile = self.pile + done_trick
@@ -331,6 +374,9 @@ class RingRangVectorEnv:
 
         # Round end: 7 lifted tricks win 1 point; all 13 win 2 (chooser's team) or 3.
         round_over = done_trick & (self.tricks_played == NUM_TRICKS)
+        ended_tricks = (done_trick & ~round_over).nonzero().squeeze(1)
+        if len(ended_tricks):
+            self._observe_trick_end(ended_tricks, trick_before, leader_before, counters_before)
         team = (self.lifted[:, 0] < 7).long()
         slam = self.lifted.gather(1, team.unsqueeze(1)).squeeze(1) == NUM_TRICKS
         points = torch.where(slam, torch.where(team == (self.chooser & 1), 2, 3), 1)
@@ -348,7 +394,90 @@ class RingRangVectorEnv:
         rewards = value.unsqueeze(1).to(torch.float32) * self._team_signs
         if bool(done.any()):
             self._new_episodes(done.nonzero().squeeze(1))
+        rebuilt = (choosing | round_over).nonzero().squeeze(1)
+        if len(rebuilt):
+            self._rebuild_views(rebuilt)
         return rewards, done
+
+    # ------------------------------------------------- incremental views
+    def _relative(self, seats: torch.Tensor) -> torch.Tensor:
+        """(n, 4): ``seats`` (n,) as seen by viewers 0..3 (0 self, 1 left, 2 partner, 3 right)."""
+        return (seats.unsqueeze(1) - self._seats) & 3
+
+    def _observe_action(
+        self,
+        seat: torch.Tensor,
+        card: torch.Tensor,
+        play: torch.Tensor,
+        lead: torch.Tensor,
+        knock: torch.Tensor,
+        honour: torch.Tensor,
+        knock_ended_before: torch.Tensor,
+        done_trick: torch.Tensor,
+    ) -> None:
+        """Write what every seat sees of this step's card or knock (the trick's end: below)."""
+        rows = self._view_rows  # (B, 4) first flat index of each viewer's vector
+        rel = self._relative(seat)
+        card_column = card.unsqueeze(1)
+        ones = [
+            torch.where(play.unsqueeze(1), rows + (PLAYED + card_column) + rel * 52, rows + _SINK),
+            torch.where((play & ~done_trick).unsqueeze(1), rows + (CURRENT + card_column) + rel * 52, rows + _SINK),
+        ]
+        # Rare events: only the games concerned (boolean selection).
+        newly_over = self.knock_ended & ~knock_ended_before
+        ones += [(rows + LEADER + rel)[lead], (rows + (KNOCKS + honour.unsqueeze(1) * 4) + rel)[knock],
+                 rows[newly_over] + KNOCKING_OVER]
+        gone = torch.where(play, rows.gather(1, seat.unsqueeze(1)).squeeze(1) + card, rows[:, 0] + _SINK)
+        flat = self.views.view(-1)
+        flat.index_fill_(0, gone, 0)
+        flat.index_fill_(0, torch.cat([part.reshape(-1) for part in ones]), 1)
+
+    def _observe_trick_end(
+        self,
+        games: torch.Tensor,
+        trick_before: torch.Tensor,
+        leader_before: torch.Tensor,
+        counters_before: tuple[torch.Tensor, ...],
+    ) -> None:
+        """In ``games`` a trick (not the last) just ended: clear the table, move the counters."""
+        tricks_before, pile_before, streak_before, lifted_before = (c[games] for c in counters_before)
+        rows = self._view_rows[games]
+        sink = rows + _SINK
+        viewer_team = self._seats & 1  # (4,)
+
+        def counters(tricks, pile, streak, lifted):
+            lifted_columns = LIFTED + 14 * (torch.arange(2, device=self.device).view(1, 1, 2)
+                                            != viewer_team.view(1, 4, 1)) + lifted.unsqueeze(1)
+            return [
+                rows + TRICK_NUMBER + tricks.clamp(max=12).unsqueeze(1),
+                rows + PILE + pile.clamp(max=12).unsqueeze(1),
+                torch.where((streak >= 0).unsqueeze(1), rows + STREAK + self._relative(streak), sink),
+                (rows.unsqueeze(2) + lifted_columns).view(len(games), -1),
+            ]
+
+        trick = trick_before[games]  # (n, 4) by absolute seat; the trick's last card was never shown
+        trick_columns = CURRENT + ((self._seats.view(1, 1, 4) - self._seats.view(1, 4, 1)) & 3) * 52
+        current = torch.where((trick >= 0).unsqueeze(1), rows.unsqueeze(2) + trick_columns + trick.unsqueeze(1),
+                              sink.unsqueeze(2))
+        zeros = torch.cat(
+            [current.view(len(games), -1), rows + LEADER + self._relative(leader_before[games]),
+             *counters(tricks_before, pile_before, streak_before, lifted_before)],
+            dim=1,
+        )
+        ones = torch.cat(
+            [torch.where(self.lifted_any[games].unsqueeze(1), rows + FIRST_LIFT, sink),
+             *counters(self.tricks_played[games], self.pile[games], self.streak[games], self.lifted[games])],
+            dim=1,
+        )
+        flat = self.views.view(-1)
+        flat.index_fill_(0, zeros.view(-1), 0)
+        flat.index_fill_(0, ones.view(-1), 1)
+
+    def _rebuild_views(self, games: torch.Tensor) -> None:
+        """All four views of ``games`` from scratch (after a deal, the trump choice or a round's end)."""
+        viewers = self._seats.repeat(len(games))
+        self.views[games, :, :OBSERVATION_SIZE] = self._dense_views(games.repeat_interleave(NUM_SEATS), viewers).view(
+            len(games), NUM_SEATS, OBSERVATION_SIZE)
 
     def _next_rounds(self, games: torch.Tensor, team: torch.Tensor) -> None:
         """Game mode: the next round, chooser's partner after a win, left neighbour after a loss."""
@@ -388,48 +517,54 @@ class RingRangVectorEnv:
         can_knock = playing & ~self.knock_ended & hand[self._games, self._honour_card()]
         return torch.cat([allowed, (~playing).unsqueeze(1).expand(batch, 4), can_knock.unsqueeze(1)], dim=1)
 
-    def _observe(self, hand: torch.Tensor) -> torch.Tensor:
-        """(B, OBSERVATION_SIZE) the AEC observation of the seat to act in each game."""
-        seat = self.to_act
-        sink = _SINK
+    def _dense_views(self, games: torch.Tensor, viewers: torch.Tensor) -> torch.Tensor:
+        """(n, OBSERVATION_SIZE) the AEC observation of ``viewers`` in ``games`` (index tensors).
 
-        def rel(seats: torch.Tensor) -> torch.Tensor:  # seat relative to the viewer: 0 self, 1 left ...
-            viewer = seat.view(-1, *([1] * (seats.dim() - 1)))
-            return (seats - viewer) & 3
-
-        playing = self.phase == PHASE_PLAY
+        Built densely as bytes: the card parts by comparison with the viewer-relative seats,
+        every other part by one gather of the per-game values each column is a one-hot of.
+        """
+        batch = len(games)
+        seat = viewers
+        seat_column = seat.unsqueeze(1)
+        state = {name: getattr(self, name)[games] for name in _STATE if name not in ("views", "deck")}
+        owner, played_cards = state["owner"], state["played"]
+        playing = state["phase"] == PHASE_PLAY
         # While choosing, the chooser sees its first 5 cards only (the rest is not dealt yet).
-        visible = hand & (playing.unsqueeze(1) | self.first_five)
-        cards = self._cards
-        card_index = torch.where(self.played, PLAYED + rel(self.owner) * 52 + cards, torch.where(visible, cards, sink))
-        current = torch.where(self.trick >= 0, CURRENT + rel(self._seats.expand(len(seat), 4)) * 52 + self.trick, sink)
-        knocks = torch.where(self.knockers >= 0, self._knocks_base + rel(self.knockers), sink)
-        own = (seat & 1).unsqueeze(1)
+        hand = (owner == seat_column) & ~played_cards
+        visible = hand & (playing.unsqueeze(1) | state["first_five"])
+        played_by = torch.where(played_cards, (owner - seat_column.to(torch.int8)) & 3, NUM_SEATS)
+        played = played_by.unsqueeze(1) == self._seats_int8.view(1, NUM_SEATS, 1)
+        trick = state["trick"].gather(1, (seat_column + self._seats) & 3)  # by relative seat
+        current = trick.unsqueeze(2) == self._cards
+
+        absent = state["trick_count"] == 0
+        seats = torch.stack([state["leader"].masked_fill(absent, -1), state["streak"], state["chooser"],
+                             state["chooser"] + 3], dim=1)
+        seats = torch.cat([seats, state["knockers"]], dim=1)
+        relative = ((seats - seat_column) & 3).masked_fill_(seats < 0, -1)
+        own = seat_column & 1
         teams = torch.cat([own, 1 - own], dim=1)
-        lifted = self._lifted_base + self.lifted.gather(1, teams)
-        scores = self._scores_base + self.scores.gather(1, teams).clamp(max=MAX_SCORE)
-        singles = torch.stack(
+        values = torch.cat(
             [
-                torch.where(self.trump >= 0, TRUMP + self.trump, sink),
-                PHASE + self.phase,
-                TRICK_NUMBER + self.tricks_played.clamp(max=12),
-                torch.where(self.trick_count > 0, LEADER + rel(self.leader), sink),
-                PILE + self.pile.clamp(max=12),
-                torch.where(self.streak >= 0, STREAK + rel(self.streak), sink),
-                torch.where(self.lifted_any, FIRST_LIFT, sink),
-                torch.where(self.knock_ended, KNOCKING_OVER, sink),
-                CHOOSER + rel(self.chooser),
-                DEALER + rel(self.chooser + 3),
+                torch.stack([state["trump"], state["phase"], state["tricks_played"].clamp(max=12),
+                             state["pile"].clamp(max=12), state["lifted_any"].long(), state["knock_ended"].long()],
+                            dim=1),
+                state["lifted"].gather(1, teams),
+                state["scores"].gather(1, teams).clamp(max=MAX_SCORE),
+                relative,
+                self._never.expand(batch, 1),
             ],
             dim=1,
-        )
-        index = torch.cat([card_index, current, knocks, lifted, scores, singles], dim=1)
-        obs = torch.zeros(len(seat), OBSERVATION_SIZE, device=self.device)
-        obs.scatter_(1, index, 1.0)
-        obs[:, sink] = 0.0
-        return obs
+        ).to(torch.int8)
+        onehots = values.index_select(1, self._column_slot) == self._column_value
+        head, tail = onehots[:, : self._head_columns], onehots[:, self._head_columns :]
+        parts = [visible, head, current.view(batch, -1), played.view(batch, -1), tail]
+        return torch.cat(parts, dim=1).view(torch.uint8)
 
     def _outputs(self) -> tuple[torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
-        hand = self._acting_hand()
-        self._mask = self._legal_mask(hand)
-        return self._observe(hand), self._mask.clone(), {"seat": self.to_act.clone()}
+        self._mask = self._legal_mask(self._acting_hand())
+        # Whole rows are copied as int64 words (640 bytes), then the spare column is dropped.
+        words = self.views.view(torch.int64).view(-1, _VIEW_SIZE // 8)
+        rows = words.index_select(0, self._games * NUM_SEATS + self.to_act)
+        obs = rows.view(torch.uint8)[:, :OBSERVATION_SIZE].to(torch.float32)
+        return obs, self._mask.clone(), {"seat": self.to_act.clone()}
