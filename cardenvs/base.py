@@ -79,6 +79,10 @@ class CardGameEnv(AECEnv):
     def _seat_to_act(self) -> int:
         raise NotImplementedError
 
+    def _seats_in_play(self) -> list[int]:
+        """Seats whose episode goes on (empty once the game is over); restore() checks the agents against it."""
+        raise NotImplementedError
+
     def _legal_mask(self) -> np.ndarray:
         """int8 mask of the legal actions of the seat to act."""
         raise NotImplementedError
@@ -311,6 +315,10 @@ class CardGameEnv(AECEnv):
             self._skip_agent_selection = skip
             self._rewards_dirty = dirty
             live = [a for a in agents if not (self.terminations[a] or self.truncations[a])]
+            in_play = [self.possible_agents[seat] for seat in self._seats_in_play()]
+            if sorted(live) != sorted(in_play):
+                raise ValueError(f"the live agents {live} (agents, terminations, truncations) are not "
+                                 f"the players still in the game {in_play}")  # fmt: skip
             self._mask = self._legal_mask() if live else self._zero_mask
             if selection in live and (selection != self.possible_agents[self._seat_to_act()] or not self._mask.any()):
                 raise ValueError(f"agent_selection {selection!r} is not the game's player to act, or has no action")

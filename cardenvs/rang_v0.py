@@ -212,6 +212,10 @@ class raw_env(CardGameEnv):
     def _seat_to_act(self) -> int:
         return self.game.current
 
+    def _seats_in_play(self) -> list[int]:
+        g = self.game
+        return [] if g.match_over else [seat for seat in range(self.num_players) if g.alive[seat]]
+
     def _legal_mask(self) -> np.ndarray:
         bits = self.game.legal_bits()
         mask = self._mask_cache.get(bits)

@@ -233,6 +233,9 @@ class raw_env(CardGameEnv):  # noqa: N801 (PettingZoo convention)
     def _seat_to_act(self) -> int:
         return self.game.to_act
 
+    def _seats_in_play(self) -> list[int]:
+        return [] if self.game.over else [0, 1, 2, 3]
+
     def _legal_mask(self) -> np.ndarray:
         mask = np.zeros(self._num_actions, np.int8)
         mask[self.game.legal_actions()] = 1

@@ -100,6 +100,9 @@ def _mutations(game_name: str) -> dict[str, tuple[Callable[[dict], None], str]]:
         "reward a string": (setter(("rewards", "player_0"), "x"), "rewards"),
         "reward nan": (setter(("cumulative_rewards", "player_0"), float("nan")), "cumulative_rewards"),
         "termination a string": (setter(("terminations", "player_0"), "no"), "terminations"),
+        "a player in the game terminated": (lambda s: s["terminations"].__setitem__(_not_to_act(s), True), "live"),
+        "a player in the game truncated": (lambda s: s["truncations"].__setitem__(_not_to_act(s), True), "live"),
+        "a player in the game missing": (lambda s: _drop_agent(s, _not_to_act(s)), "live"),
         "truncations missing an agent": (lambda s: s["truncations"].pop("player_0"), "player_0"),
         "game a list": (setter(("game",), []), "game"),
     }
@@ -140,6 +143,12 @@ def _mutations(game_name: str) -> dict[str, tuple[Callable[[dict], None], str]]:
 def _not_to_act(snap: dict) -> str:
     agents = snap["agents"]
     return next(a for a in agents if a != snap["agent_selection"])
+
+
+def _drop_agent(snap: dict, agent: str) -> None:
+    snap["agents"].remove(agent)
+    for key in ("rewards", "cumulative_rewards", "terminations", "truncations"):
+        del snap[key][agent]
 
 
 def _duplicate_rang_card(snap: dict) -> None:
