@@ -33,7 +33,17 @@ import numpy as np
 
 from cardenvs import rang_v0, ring_rang_v0
 from cardenvs.cards import CODES
-from cardenvs.rang.engine import DECK_54, DECK_108, DISCARD, JOKER_KIND, PLAY_AFTER_JOKER, RangGame
+from cardenvs.rang.engine import (
+    ACE_KIND,
+    DECK_54,
+    DECK_108,
+    DISCARD,
+    DISCARD_OFFSET,
+    JOKER_KIND,
+    PLAY_AFTER_JOKER,
+    PLAYABLE_ON,
+    RangGame,
+)
 from cardenvs.ring_rang.engine import ACTION_DECLARE, ACTION_KNOCK, ACTION_TRUMP, ACTION_TURNED, PHASE_TRUMP
 
 GAMES = ("rang", "ring_rang")
@@ -167,22 +177,26 @@ def stalling_policy(raw, legal: list[int], rng: random.Random) -> int:
     """Adversarial play that tries never to end a deal (Rang) or knocks at every chance (RING RANG).
 
     Rang: never play the last card (or a Joker that leaves one card) while another legal
-    action exists, keep the hand unplayable (discard Jokers and Aces first, which are
-    always playable), and play Jokers/Aces only when forced. RING RANG: knock, declare
-    and signal whenever allowed, else a random card.
+    action exists; after a draw, discard a card that could be played on the top (Jokers
+    and Aces first), so the hand stays unplayable and nobody has to play; when a play is
+    forced, play a card on which the rest of the own hand cannot follow. If every player
+    does this, the top card never changes and the deal cycles until ``max_turns_per_deal``.
+    RING RANG: knock, declare and signal whenever allowed, else a random card.
     """
     g = raw.game
     if isinstance(g, RangGame):
         seat = g.current
         size = g.hand_size[seat]
         if g.phase == DISCARD:
-            for kind in (JOKER_KIND, 12):
-                if 14 + kind in legal:
-                    return 14 + kind
+            playable = g.hand_bits[seat] & PLAYABLE_ON[g.top]
+            for kind in (JOKER_KIND, ACE_KIND, *range(ACE_KIND)):
+                if playable >> kind & 1:
+                    return DISCARD_OFFSET + kind
             return legal[rng.randrange(len(legal))]
         safe = [a for a in legal if not (size == 1 or (a == JOKER_KIND and size == 2 and g.phase != PLAY_AFTER_JOKER))]
-        plain = [a for a in safe if a not in (JOKER_KIND, 12)]
-        pool = plain or safe or legal
+        pool = safe or legal
+        blocking = [a for a in pool if not (g.hand_bits[seat] & ~(1 << a) & PLAYABLE_ON[a])]
+        pool = blocking or pool
         return pool[rng.randrange(len(pool))]
     for action in (ACTION_KNOCK, ACTION_DECLARE):
         if action in legal:
@@ -424,7 +438,7 @@ def random_settings(game: str, num_players: int, rng: random.Random, short: bool
         return {
             "num_players": num_players,
             "episode": "deal" if short else rng.choice(["match", "deal"]),
-            "max_turns_per_deal": rng.choice([2000, 2000, 300, 25]),
+            "max_turns_per_deal": rng.choice([300, 60, 25] if short else [2000, 2000, 300, 25]),
         }
     variants = rng.random() < 0.3
     return {
