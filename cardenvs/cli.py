@@ -9,6 +9,7 @@ from importlib import import_module
 # command -> (module with main(argv), one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("cardenvs.train.evaluate", "play line-ups of agents on fixed deals; win rates with 95% CIs"),
+    "train": ("cardenvs.train.selfplay", "self-play MaskablePPO training from a YAML config (--resume continues)"),
     "bench": ("cardenvs.bench", "decisions per second of the envs (and of peer envs when installed)"),
     "play": ("cardenvs.play", "play Rang or RING RANG in the terminal against agents"),
     "replay": ("cardenvs.replay", "replay a recorded game: final table, HTML page (--html)"),
