@@ -242,7 +242,10 @@ class SelfPlayEnv(gym.Env):
                 self._last_obs = obs["observation"]
                 self._mask = obs["action_mask"]
                 return False, False
-            self._step_aec(self._opponents[seat].act(obs))
+            opponent = self._opponents[seat]
+            if getattr(opponent, "needs_env", False):  # search agents read the env, as in the evaluation harness
+                opponent.observe_env(env)
+            self._step_aec(opponent.act(obs))
         self._mask = np.zeros_like(self._mask)
         return True, truncated
 
