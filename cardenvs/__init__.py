@@ -2,7 +2,8 @@
 
 ``from cardenvs import ring_rang_v0, rang_v0`` then ``ring_rang_v0.env()``.
 Both are also registered with PettingZoo's registry as
-``pettingzoo.make("aec", "cardenvs/ring_rang_v0")`` and ``"cardenvs/rang_v0"``.
+``pettingzoo.make("aec", "cardenvs/ring_rang_v0")`` and ``"cardenvs/rang_v0"``, and as
+gymnasium single-agent envs ``gymnasium.make("cardenvs/RingRang-v0")`` and ``"cardenvs/Rang-v0"``.
 """
 
 from importlib import import_module
@@ -22,6 +23,12 @@ def __getattr__(name: str) -> ModuleType:
 
 
 def _register() -> None:
+    try:  # gymnasium single-agent envs (cardenvs.gym_envs); a missing gymnasium must not break the import
+        from cardenvs.gym_envs import register_envs
+
+        register_envs()
+    except ImportError:
+        pass
     try:
         import pettingzoo
         register = pettingzoo.register
