@@ -299,7 +299,7 @@ def test_aec_to_parallel_is_refused_for_turn_based_games():
 
 # ------------------------------------------------------------------ Tianshou's PettingZoo adapter
 @pytest.mark.parametrize("make_env", [lambda: ring_rang_v0.env(), lambda: rang_v0.env(num_players=4)])
-def test_tianshou_pettingzoo_adapter(make_env):
+def test_tianshou_pettingzoo_adapter_steps_legal_play(make_env):
     pytest.importorskip("tianshou")
     from tianshou.env import PettingZooEnv
 
@@ -319,3 +319,32 @@ def test_tianshou_pettingzoo_adapter(make_env):
             done = terminated or truncated
             steps += 1
     assert steps > 20
+
+
+def test_tianshou_collector_with_random_multi_agent_policy():
+    pytest.importorskip("tianshou")
+    from tianshou.algorithm.multiagent.marl import MultiAgentPolicy
+    from tianshou.algorithm.random import MARLRandomDiscreteMaskedOffPolicyAlgorithm
+    from tianshou.data import Collector, VectorReplayBuffer
+    from tianshou.env import DummyVectorEnv, PettingZooEnv
+
+    def make():
+        return PettingZooEnv(ring_rang_v0.env(episode="round"))
+
+    agents = make().agents
+    policy = MultiAgentPolicy(
+        {a: MARLRandomDiscreteMaskedOffPolicyAlgorithm.Policy(make().action_space) for a in agents}
+    )
+    collector = Collector(policy, DummyVectorEnv([make, make]), VectorReplayBuffer(10_000, 2))
+    stats = collector.collect(n_episode=4, reset_before_collect=True)
+    assert stats.n_collected_episodes == 4
+    returns = np.asarray(stats.returns)  # per episode, per agent: a round's points, team 0 = player_0 and player_2
+    assert returns.shape == (4, 4)
+    np.testing.assert_array_equal(returns[:, 0], returns[:, 2])
+    np.testing.assert_array_equal(returns[:, 1], -returns[:, 0])
+    assert set(np.abs(returns[:, 0])) <= {1.0, 2.0, 3.0}
+    buffer = collector.buffer
+    stored = buffer.sample_indices(0)  # every stored step (the buffer holds one segment per env)
+    assert len(stored) == stats.n_collected_steps
+    masks, actions = buffer.obs.mask[stored], buffer.act[stored]
+    assert masks[np.arange(len(stored)), actions].all()  # every action the adapter passed on was legal
