@@ -17,6 +17,15 @@ def test_rang_rotates_seats_and_labels_repeats():
     assert arrangements(config) == [["random#0", "random#1"] * 2, ["random#1", "random#0"] * 2]
 
 
+def test_rang_seats_are_shared_evenly_when_they_do_not_divide():
+    config = EvalConfig(game="rang", agents=["a", "b"], num_players=7)
+    layouts = arrangements(config)
+    assert len(layouts) == 14
+    assert sum(seats.count("a") for seats in layouts) == sum(seats.count("b") for seats in layouts) == 49
+    for seat in range(7):
+        assert sum(seats[seat] == "a" for seats in layouts) == 7
+
+
 def test_deals_are_a_function_of_seed_and_index():
     config = EvalConfig(game="ring_rang", seed=3)
     assert deal_options(config, 5) == deal_options(config, 5)

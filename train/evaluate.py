@@ -100,13 +100,17 @@ def arrangements(config: EvalConfig) -> list[list[str]]:
         pairs = [(agents[0], agents[0])] if len(agents) == 1 else list(itertools.combinations(agents, 2))
         # Duplicate form: each pairing plays each deal twice, the teams swapping seats.
         return [seat for a, b in pairs for seat in ([a, b, a, b], [b, a, b, a])]
-    n = config.num_players
-    lineup = [agents[i % len(agents)] for i in range(n)]
-    rotations = [lineup[k:] + lineup[:k] for k in range(n)]
+    # Rang: the line-up fills the seats cyclically and is rotated over them. When the seats
+    # do not divide evenly among the agents, every agent also takes the first place of the
+    # cycle in turn, so that over all arrangements each agent fills the same number of seats.
+    n, k = config.num_players, len(agents)
+    shifts = range(k) if n % k else range(1)
     unique: list[list[str]] = []
-    for r in rotations:
-        if r not in unique:
-            unique.append(r)
+    for shift in shifts:
+        lineup = [agents[(i + shift) % k] for i in range(n)]
+        for r in (lineup[j:] + lineup[:j] for j in range(n)):
+            if r not in unique:
+                unique.append(r)
     return unique
 
 
