@@ -636,11 +636,12 @@ def main(argv: list[str] | None = None) -> int:
         num_players = rng.randrange(2, 11)
         fuzz_episode(game, rng.random() < 0.5, rng.randrange(2**32), num_players, rng.random() * args.bad_rate * 2,
                      stats)  # fmt: skip
-        if episodes % 20 == 0:
-            fuzz_options(game, rng, stats)
-            fuzz_snapshots(game, rng, stats)
-        if episodes % 200 == 0:
-            fuzz_constructors(game, stats)
+        for other in GAMES:  # both games, whatever the parity of ``episodes``
+            if episodes % 20 == 0:
+                fuzz_options(other, rng, stats)
+                fuzz_snapshots(other, rng, stats)
+            if episodes % 200 == 0:
+                fuzz_constructors(other, stats)
         episodes += 1
         now = time.monotonic()
         if now - last_print >= 5:
