@@ -133,3 +133,97 @@ def test_same_deals_as_the_aec_env_long(num_players: int) -> None:
 @pytest.mark.parametrize("num_players", [2, 4, 6])
 def test_same_matches_as_the_aec_env_long(num_players: int) -> None:
     play_side_by_side(num_players, 32, 3000, seed=200 + num_players, episode="match")
+
+
+def kind_totals(env: RangVectorEnv) -> torch.Tensor:
+    """(B, 14) cards per kind over hands, stock, discard pile and play pile."""
+    totals = env.hands.long().sum(1)
+    width = env.stock.shape[1]
+    for cards, length in ((env.stock, env.stock_len), (env.discard, env.discard_len), (env.pile, env.pile_len)):
+        present = torch.arange(width) < length[:, None]
+        totals += torch.nn.functional.one_hot(cards.long(), 14).mul(present[:, :, None]).sum(1)
+    return totals
+
+
+@pytest.mark.parametrize("num_players, episode", [(2, "deal"), (3, "match"), (5, "deal"), (6, "match"), (10, "deal")])
+def test_random_play_keeps_every_card(num_players: int, episode: str) -> None:
+    env = RangVectorEnv(32, num_players=num_players, episode=episode, seed=3)
+    _, mask, _ = env.reset()
+    pick = torch.Generator().manual_seed(3)
+    finished = 0
+    for _ in range(200):
+        _, mask, rewards, done, info = env.step(random_legal_actions(mask, pick))
+        finished += int(done.sum())
+        per_kind = torch.tensor([4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 2])
+        expected = torch.where(env.big_deck[:, None], 2 * per_kind, per_kind)
+        assert torch.equal(kind_totals(env), expected)
+        assert torch.equal(env.hand_size, env.hands.long().sum(2))
+        assert mask.any(1).all()  # every game has a decision to make
+        assert torch.equal(info["seat"], env.current)
+    assert finished > 0 or (episode == "match" and bool((env.totals > 0).any()))  # deals were scored
+
+
+def test_seeded_runs_repeat_and_state_dict_restores() -> None:
+    def run(env: RangVectorEnv, steps: int, seed: int) -> list[torch.Tensor]:
+        pick = torch.Generator().manual_seed(seed)
+        mask = env.legal_mask()
+        out = []
+        for _ in range(steps):
+            obs, mask, rewards, done, _ = env.step(random_legal_actions(mask, pick))
+            out += [obs, rewards, done]
+        return out
+
+    a = RangVectorEnv(32, num_players=4, seed=5)
+    b = RangVectorEnv(32, num_players=4, seed=5)
+    obs_a, _, _ = a.reset()
+    obs_b, _, _ = b.reset()
+    assert torch.equal(obs_a, obs_b)
+    first = run(a, 80, 1)
+    assert all(torch.equal(x, y) for x, y in zip(first, run(b, 80, 1), strict=True))
+    saved = a.state_dict()
+    later = run(a, 120, 2)  # auto-resets included: the generator state is part of the state
+    c = RangVectorEnv(32, num_players=4, seed=99)
+    c.load_state_dict(saved)
+    assert all(torch.equal(x, y) for x, y in zip(later, run(c, 120, 2), strict=True))
+
+
+def test_illegal_actions_name_the_games_and_change_nothing() -> None:
+    env = RangVectorEnv(16, num_players=3, seed=1)
+    _, mask, _ = env.reset()
+    actions = mask.float().argmax(1)
+    illegal = (~mask).float().argmax(1)
+    actions[[3, 11]] = illegal[[3, 11]]
+    before = env.state_dict()
+    with pytest.raises(ValueError, match=r"3.*11|batch indices"):
+        env.step(actions)
+    after = env.state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in before if isinstance(before[k], torch.Tensor))
+    with pytest.raises(ValueError):
+        env.step(torch.full((16,), 28))
+    with pytest.raises(ValueError):
+        env.step(torch.zeros(15, dtype=torch.int64))
+
+
+def test_bad_arguments_are_value_errors() -> None:
+    with pytest.raises(ValueError, match="num_players"):
+        RangVectorEnv(4, num_players=11)
+    with pytest.raises(ValueError, match="episode"):
+        RangVectorEnv(4, episode="game")
+    env = RangVectorEnv(2, num_players=4, seed=0)
+    deck = torch.tensor([DECK_54, DECK_54])
+    bad = deck.clone()
+    bad[1, 0] = 52  # three jokers
+    with pytest.raises(ValueError, match="batch indices \\[1\\]"):
+        env.reset(decks=bad)
+    with pytest.raises(ValueError, match="shape"):
+        env.reset(decks=deck[:, :50])
+    with pytest.raises(ValueError, match="dealers"):
+        env.reset(decks=deck, dealers=torch.tensor([0, 4]))
+    with pytest.raises(RuntimeError):
+        RangVectorEnv(2).step(torch.zeros(2, dtype=torch.int64))
+
+
+def test_memory_per_game_is_small() -> None:
+    for n in (4, 10):
+        per_game = RangVectorEnv(8, num_players=n).memory_bytes_per_game()
+        assert 0 < per_game * 65536 < 2**30  # state of B = 65,536 games well under 1 GiB
