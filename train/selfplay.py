@@ -112,8 +112,8 @@ class TrainConfig:
             raise ValueError(f"episode: expected one of {episodes} for {self.game}, got {self.episode!r}")
 
 
-def load_config(path: str | Path) -> TrainConfig:
-    """A TrainConfig from YAML; an unknown or ill-typed field is a ValueError naming it."""
+def load_config(path: str | Path, schema: type = TrainConfig) -> Any:
+    """A ``schema`` (default TrainConfig) from YAML; an unknown or ill-typed field is a ValueError naming it."""
     import yaml
 
     try:
@@ -124,19 +124,20 @@ def load_config(path: str | Path) -> TrainConfig:
         raise ValueError(f"train config {path} is not valid YAML: {error}") from None
     if not isinstance(data, dict):
         raise ValueError(f"train config {path}: expected a mapping of fields")
-    return config_from_dict(data, str(path))
+    return config_from_dict(data, str(path), schema)
 
 
-def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfig:
-    hints = typing.get_type_hints(TrainConfig)
-    known = {f.name for f in fields(TrainConfig)}
+def config_from_dict(data: dict[str, Any], source: str = "config", schema: type = TrainConfig) -> Any:
+    """A ``schema`` dataclass (with a ``validate()`` method) from a mapping, every field type-checked."""
+    hints = typing.get_type_hints(schema)
+    known = {f.name for f in fields(schema)}
     unknown = sorted(set(data) - known)
     if unknown:
         raise ValueError(f"{source}: unknown field(s) {unknown}; known: {sorted(known)}")
     for name, value in data.items():
         if not _has_type(value, hints[name]):
             raise ValueError(f"{source}: field {name!r} expects {_type_name(hints[name])}, got {value!r}")
-    config = TrainConfig(**data)
+    config = schema(**data)
     try:
         config.validate()
     except ValueError as error:
@@ -204,8 +205,14 @@ def save_checkpoint(run_dir: Path, model: Any, pool: OpponentPool, envs: list[Se
         "envs": [env.rng.bit_generator.state for env in envs],
     }
     (folder / "state.json").write_text(json.dumps({**state, "rng": rng_state}))
-    files = {name: _sha256(folder / name) for name in ("model.zip", "pool.npz", "state.json")}
-    _write_json_atomic(root / "latest.json", {"folder": folder.name, "steps": state["steps"], "sha256": files})
+    commit_checkpoint(run_dir, folder, ("model.zip", "pool.npz", "state.json"), state["steps"], keep)
+
+
+def commit_checkpoint(run_dir: Path, folder: Path, names: tuple[str, ...], steps: int, keep: int) -> None:
+    """Point ``latest.json`` at the whole checkpoint ``folder`` (its files' SHA-256), then prune old ones."""
+    root = run_dir / "checkpoints"
+    files = {name: _sha256(folder / name) for name in names}
+    _write_json_atomic(root / "latest.json", {"folder": folder.name, "steps": steps, "sha256": files})
     checkpoints = sorted((p for p in root.glob("step_*") if p.is_dir()), key=lambda p: int(p.name[5:]))
     for old in checkpoints[:-keep]:
         if old != folder:
