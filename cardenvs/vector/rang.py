@@ -147,6 +147,7 @@ class RangVectorEnv:
         self._rows = torch.arange(batch_size, device=dev)
         self._seat_offsets = torch.arange(n, device=dev)
         self._minus_ones = torch.full((batch_size,), -1, dtype=torch.int8, device=dev)
+        self._minus_ones_long = self._minus_ones.long()
 
         b = batch_size
         small = dict(dtype=torch.int8, device=dev)
@@ -380,10 +381,12 @@ class RangVectorEnv:
     def _draw(self, rows: torch.Tensor, seat: torch.Tensor) -> torch.Tensor:
         """Each game draws the stock's top card into ``seat`` (rebuilding if needed); returns which could."""
         stock_len = self.stock_len.index_select(0, rows)
-        need = (stock_len == 0) & (self.discard_len.index_select(0, rows) + self.pile_len.index_select(0, rows) > 1)
+        need = stock_len == 0
         if bool(need.any()):
-            self._rebuild(rows[need])
-            stock_len = self.stock_len.index_select(0, rows)
+            need &= self.discard_len.index_select(0, rows) + self.pile_len.index_select(0, rows) > 1
+            if bool(need.any()):
+                self._rebuild(rows[need])
+                stock_len = self.stock_len.index_select(0, rows)
         drew = stock_len > 0
         width = self.stock.shape[1]
         card = self.stock.view(-1).index_select(0, rows * width + (stock_len - 1).clamp(min=0)).long()
@@ -425,7 +428,7 @@ class RangVectorEnv:
         kind = actions - DISCARD_OFFSET * discarding.long()
         cell = seat_rows * NUM_KINDS + kind
         self.hands.view(-1).index_add_(0, cell, self._minus_ones)
-        self.hand_size.view(-1).index_add_(0, seat_rows, self._minus_ones.long())
+        self.hand_size.view(-1).index_add_(0, seat_rows, self._minus_ones_long)
         kind8 = kind.to(torch.int8)
         width = self.stock.shape[1]
         # Written into the next free slot of both piles; only the pile that gets the card grows.
