@@ -1,0 +1,244 @@
+"""The batched self-play PPO trainer (train/vector_ppo.py).
+
+- reward crediting and GAE over each game's own learner decisions, against plain per-game loops;
+- a tiny run in process: checkpoint, exact resume, export loaded by PolicyAgent with the same logits,
+  evaluation rows through the harness; rule-based opponents in a few games;
+- the CLI by subprocess (as CleanRL's smoke tests): the quick config's pipeline, --resume, the exported
+  policy evaluated by the harness CLI; bad configs exit 2 naming the field.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import yaml
+
+from cardenvs.agents.policy import PolicyAgent, load_policy
+from cardenvs.train.selfplay import config_from_dict, load_checkpoint
+from cardenvs.train.vector_ppo import (
+    ActorCritic,
+    Rollout,
+    Seating,
+    VectorPPOConfig,
+    collect_rollout,
+    decision_advantages,
+    make_vector_env,
+    train,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+GAMES = ["ring_rang", "rang"]
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def tiny(game: str, run_dir: Path, **overrides) -> VectorPPOConfig:
+    data = {
+        "game": game, "run_dir": str(run_dir), "total_steps": 300, "num_envs": 16, "num_steps": 16,
+        "minibatch_size": 64, "update_epochs": 2, "net_arch": [16],
+        "league": {"self": 0.5, "snapshots": 0.3, "random": 0.2}, "snapshot_every": 100, "max_snapshots": 2,
+        "eval_every": 10**6, "eval_deals": 2, "eval_opponents": ["random"], "checkpoint_every": 100,
+        "log_every": 1,
+    }
+    data.update(overrides)
+    return config_from_dict(data, "test", VectorPPOConfig)
+
+
+def rollout_of(game: str, tmp_path: Path, num_steps: int, **overrides) -> Rollout:
+    config = tiny(game, tmp_path, num_envs=8, league={"random": 1.0}, **overrides)
+    env = make_vector_env(config, torch.device("cpu"))
+    model = ActorCritic(env.observation_size, env.num_actions, [16], "relu")
+    generator = torch.Generator().manual_seed(3)
+    seating = Seating(config, env.num_players, torch.device("cpu"), generator)
+    obs, mask, info = env.reset()
+    seating.draw(torch.arange(config.num_envs), 0)
+    games = {"obs": obs, "mask": mask, "seat": info["seat"]}
+    return collect_rollout(env, model, [], seating, games, generator, num_steps, torch.zeros(config.num_envs))
+
+
+# ------------------------------------------------------ crediting and GAE
+@pytest.mark.parametrize("game", GAMES)
+def test_rewards_go_to_the_learners_open_decision(tmp_path, game):
+    rollout = rollout_of(game, tmp_path, 150)
+    T, B = rollout.values.shape
+    assert rollout.done.any(), "the rollout should hold finished episodes"
+    for b in range(B):
+        expected_rewards = torch.zeros(T)
+        expected_terminal = torch.zeros(T, dtype=torch.bool)
+        open_decision = None
+        for t in range(T):
+            if rollout.is_decision[t, b]:
+                open_decision = t
+            if open_decision is not None:
+                expected_rewards[open_decision] += rollout.earned[t, b]
+            if rollout.done[t, b]:
+                if open_decision is not None:
+                    expected_terminal[open_decision] = True
+                open_decision = None
+        torch.testing.assert_close(rollout.rewards[:, b], expected_rewards)
+        assert torch.equal(rollout.terminal[:, b], expected_terminal)
+    # Every finished episode is counted; a RING RANG round pays only at its end, to its last learner decision.
+    assert len(rollout.finished_returns) == int(rollout.done.sum())
+    if game == "ring_rang":
+        assert set(rollout.rewards[rollout.is_decision & ~rollout.terminal].unique().tolist()) <= {0.0}
+        assert set(rollout.rewards[rollout.terminal].abs().unique().tolist()) <= {1.0, 2.0, 3.0}
+        torch.testing.assert_close(rollout.rewards[rollout.terminal].sum(), (rollout.earned * rollout.done).sum())
+    # The decisions are the learner side's: about half the env steps in RING RANG, a quarter in 4-player Rang.
+    share = float(rollout.is_decision.float().mean())
+    assert (0.4 < share < 0.6) if game == "ring_rang" else (0.15 < share < 0.35)
+
+
+def reference_gae(rollout: Rollout, gamma: float, lam: float) -> tuple[torch.Tensor, torch.Tensor]:
+    T, B = rollout.values.shape
+    advantages, usable = torch.zeros(T, B), torch.zeros(T, B, dtype=torch.bool)
+    for b in range(B):
+        next_value = next_advantage = None
+        for t in reversed([t for t in range(T) if rollout.is_decision[t, b]]):
+            r, v = float(rollout.rewards[t, b]), float(rollout.values[t, b])
+            if rollout.terminal[t, b]:
+                a = r - v
+            elif next_value is None:  # still open when the rollout stopped
+                a = None
+            else:
+                a = r + gamma * next_value - v + gamma * lam * (next_advantage or 0.0)
+            if a is not None:
+                advantages[t, b], usable[t, b] = a, True
+            next_value, next_advantage = v, a
+    return advantages, usable
+
+
+@pytest.mark.parametrize("gamma, lam", [(1.0, 0.95), (0.9, 0.5)])
+def test_gae_runs_over_each_games_own_decisions(gamma, lam):
+    generator = torch.Generator().manual_seed(0)
+    T, B = 40, 6
+    is_decision = torch.rand(T, B, generator=generator) < 0.5
+    terminal = is_decision & (torch.rand(T, B, generator=generator) < 0.15)
+    rollout = Rollout(
+        is_decision=is_decision, values=torch.randn(T, B, generator=generator) * is_decision,
+        rewards=torch.randn(T, B, generator=generator) * is_decision, terminal=terminal,
+        slot=torch.full((T, B), -1), obs=torch.zeros(0), mask=torch.zeros(0), actions=torch.zeros(0),
+        log_probs=torch.zeros(0), earned=torch.zeros(T, B), done=torch.zeros(T, B, dtype=torch.bool),
+        finished_returns=[],
+    )
+    advantages, usable = decision_advantages(rollout, gamma, lam)
+    expected_advantages, expected_usable = reference_gae(rollout, gamma, lam)
+    assert torch.equal(usable, expected_usable)
+    torch.testing.assert_close(advantages, expected_advantages)
+
+
+# ------------------------------------------------------- runs in process
+@pytest.mark.parametrize("game", GAMES)
+def test_tiny_run_checkpoints_resumes_exactly_and_exports(tmp_path, game):
+    straight = train(tiny(game, tmp_path / "straight", total_steps=600))
+    first = train(tiny(game, tmp_path / "split", total_steps=300))
+    folder, state = load_checkpoint(tmp_path / "split")
+    assert state["steps"] >= 300 and (folder / "model.pt").exists()
+    resumed = train(tiny(game, tmp_path / "split", total_steps=600), resume=True)
+    assert first == resumed
+    a, b = load_policy(straight), load_policy(resumed)
+    assert a.keys() == b.keys()
+    for key in a:
+        assert np.array_equal(a[key], b[key]), key  # the resumed run is the straight run, bit for bit
+
+    # The export is the actor: PolicyAgent (numpy) computes the model's logits.
+    folder, _ = load_checkpoint(tmp_path / "straight")
+    env = make_vector_env(tiny(game, tmp_path), torch.device("cpu"))
+    model = ActorCritic(env.observation_size, env.num_actions, [16], "relu")
+    model.load_state_dict(torch.load(folder / "model.pt", weights_only=True)["model"])
+    obs, mask, _ = env.reset()
+    agent = PolicyAgent(path=str(straight), game=game)
+    with torch.no_grad():
+        expected = model.action(model.actor_body(obs)).numpy()
+    np.testing.assert_allclose(agent.logits(obs.numpy()), expected, rtol=1e-4, atol=1e-5)
+
+    # The evaluation through the harness wrote the learning curve (at the end of each run).
+    rows = list(csv.DictReader((tmp_path / "straight" / "curve.csv").open()))
+    assert [r["opponent"] for r in rows] == ["random"] and int(rows[0]["episodes"]) > 0
+    summary = json.loads((tmp_path / "straight" / "summary.json").read_text())
+    assert summary["env_steps_per_s_this_session"] > 0 and summary["decisions_per_s_this_session"] > 0
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_rule_opponents_in_a_few_games(tmp_path, game):
+    config = tiny(game, tmp_path / "rules", rule_games=3, rule_opponents={"rules_basic": 1.0, "random": 1.0},
+                  total_steps=200)
+    policy = train(config)
+    assert PolicyAgent(path=str(policy), game=game).input_size > 0
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"league": {"snapshots": 1.0}}, "league"),
+    ({"league": {"self": 1.0, "bogus": 1.0}}, "league"),
+    ({"rule_games": 99}, "rule_games"),
+    ({"num_steps": 0}, "num_steps"),
+    ({"rule_opponents": {"nobody": 1.0}}, "rule_opponents"),
+    ({"minibatch": 5}, "minibatch"),
+    ({"net_arch": "big"}, "net_arch"),
+])
+def test_bad_config_fields_are_named(tmp_path, fields, message):
+    with pytest.raises(ValueError, match=message):
+        tiny("ring_rang", tmp_path, **fields)
+
+
+def test_refuses_to_overwrite_or_resume_what_is_not_there(tmp_path):
+    with pytest.raises(ValueError, match="no checkpoint"):
+        train(tiny("rang", tmp_path / "none"), resume=True)
+    train(tiny("rang", tmp_path / "run", total_steps=50))
+    with pytest.raises(ValueError, match="already holds a run"):
+        train(tiny("rang", tmp_path / "run", total_steps=50))
+    with pytest.raises(ValueError, match="num_envs"):
+        train(tiny("rang", tmp_path / "run", total_steps=100, num_envs=8), resume=True)
+
+
+# ------------------------------------------------------------ subprocess
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("game", GAMES)
+def test_quick_config_trains_resumes_and_the_harness_evaluates_the_export(tmp_path, game):
+    data = yaml.safe_load((ROOT / f"configs/vector_quick_{game}.yaml").read_text())
+    data.update(run_dir=str(tmp_path / "run"), total_steps=6000, eval_every=10**6, eval_deals=3,
+                eval_opponents=["random"], checkpoint_every=2000)
+    config_path = tmp_path / "quick.yaml"
+    config_path.write_text(yaml.safe_dump(data))
+    done = run_cli("-m", "cardenvs.train.vector_ppo", "--config", str(config_path))
+    assert done.returncode == 0, done.stderr
+    assert "env steps/s" in done.stderr and "decisions/s" in done.stderr
+    steps = json.loads((tmp_path / "run" / "checkpoints" / "latest.json").read_text())["steps"]
+
+    data["total_steps"] = steps + 4000
+    config_path.write_text(yaml.safe_dump(data))
+    resumed = run_cli("-m", "cardenvs.train.vector_ppo", "--config", str(config_path), "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resumed {tmp_path / 'run'} at step {steps}" in resumed.stderr
+    assert json.loads((tmp_path / "run" / "summary.json").read_text())["steps"] >= steps + 4000
+    assert (tmp_path / "run" / "learning_curve.png").exists()
+
+    policy = tmp_path / "run" / "policy.npz"
+    evaluated = run_cli("-m", "cardenvs.train.evaluate", "--game", game, "--agents", f"policy:path={policy}",
+                        "random", "--deals", "4", "--out", str(tmp_path / "eval"))
+    assert evaluated.returncode == 0, evaluated.stderr
+    table = json.loads((tmp_path / "eval" / "results.json").read_text())["table"]
+    assert any(row["agent"] == f"policy:path={policy}" and row["episodes"] > 0 for row in table)
+
+
+def test_cli_bad_config_exits_2_naming_the_field(tmp_path):
+    config_path = tmp_path / "bad.yaml"
+    config_path.write_text("game: rang\nnum_envz: 4\n")
+    done = run_cli("-m", "cardenvs.train.vector_ppo", "--config", str(config_path))
+    assert done.returncode == 2 and "num_envz" in done.stderr

@@ -1,0 +1,674 @@
+"""Self-play PPO over the batched torch envs (cardenvs.vector); one file, read top to bottom (CleanRL style).
+
+    python -m cardenvs.train.vector_ppo --config configs/vector_quick_ring_rang.yaml
+    python -m cardenvs.train.vector_ppo --config configs/vector_full_rang.yaml --resume
+
+What happens (every number comes from :class:`VectorPPOConfig`, loaded from YAML):
+
+1. One batched env (``RingRangVectorEnv`` / ``RangVectorEnv``) steps ``num_envs`` games at once. In each
+   game the learner plays a set of seats drawn per episode (RING RANG: one team, seats s and s+2; Rang:
+   one seat); the other seats are opponents drawn per episode from a league: the learner itself
+   (``self``), frozen snapshots of it (one batched forward pass per snapshot), uniform random play and,
+   in the first ``rule_games`` games only, the registry's rule-based agents (they act one observation at
+   a time in Python, so they are kept to a few games; ``rule_games: 0`` leaves them to evaluation).
+2. A rollout is ``num_steps`` env steps of every game. Each learner decision is credited with the reward
+   its own seat (team) earned from that decision until its next decision in the same game (the
+   episode's end included); GAE runs over each game's sequence of learner decisions, not over the
+   interleaved env steps. A decision still open when the rollout stops (no next decision, no end yet) has
+   no value target: it is left out of the update.
+3. PPO (clipped objective, masked logits: illegal actions get a large negative logit) updates separate
+   actor and critic MLPs. Between rollouts, as in the SB3 path (cardenvs.train.selfplay): a snapshot
+   joins the league, the actor is exported and evaluated against the baselines through the evaluation
+   harness (TensorBoard + ``curve.csv``), and a checkpoint is written (same layout and commit point:
+   ``checkpoints/step_<N>`` named by ``latest.json`` with SHA-256s; ``--resume`` continues exactly).
+4. At the end: ``policy.npz`` in the format of :mod:`cardenvs.agents.policy` (``policy:path=...``),
+   ``learning_curve.png`` and ``summary.json`` (env steps/s and learner decisions/s).
+
+Steps (``total_steps``, the ``*_every`` fields, ``curve.csv``) count learner decisions, as the SB3 path does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import shutil
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from cardenvs.agents.policy import save_policy
+from cardenvs.agents.registry import GAMES, check_spec, make_agent
+from cardenvs.train.selfplay import (
+    CURVE_FIELDS,
+    CheckpointError,
+    _truncate_curve,
+    commit_checkpoint,
+    evaluate_policy,
+    load_checkpoint,
+    load_config,
+    plot_curve,
+)
+from cardenvs.train.wrappers import DEFAULT_EPISODE, Snapshot, env_info
+
+SELF, RANDOM, RULES = -1, -2, -3  # opponent ids next to the league's snapshot slots 0, 1, ...
+LEAGUE_ENTRIES = ("self", "snapshots", "random")
+
+
+# ------------------------------------------------------------------ config
+@dataclass
+class VectorPPOConfig:
+    """Everything a run depends on (the schema of configs/vector_*.yaml)."""
+
+    game: str = "ring_rang"  # "ring_rang" or "rang"
+    run_dir: str = "runs/vector_ring_rang"  # checkpoints, TensorBoard logs, curve.csv, policy.npz, ...
+    seed: int = 0  # seeds torch (weights, sampling, draws) and the env: a run replays exactly
+    total_steps: int = 1_000_000  # learner decisions to train for
+    episode: str = ""  # "" = the default ("round" for RING RANG, "deal" for Rang)
+    num_players: int = 4  # Rang only
+    env_kwargs: dict[str, Any] = field(default_factory=dict)  # extra arguments of the batched env (and the eval env)
+    torch_threads: int = 1  # torch.set_num_threads; 1 is fastest on a small shared machine
+    device: str = "cpu"  # where the envs, the network and the rollout live ("cuda" on a GPU machine)
+
+    # the batch and PPO
+    num_envs: int = 512  # games stepped at once
+    num_steps: int = 32  # env steps of every game per rollout
+    learning_rate: float = 3e-4
+    minibatch_size: int = 2048  # learner decisions per gradient step
+    update_epochs: int = 4
+    gamma: float = 1.0  # episodes are short (one round / deal)
+    gae_lambda: float = 0.95
+    clip_coef: float = 0.2
+    norm_adv: bool = True  # normalise the advantages per minibatch
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    net_arch: list[int] = field(default_factory=lambda: [256, 256])  # hidden layers of actor and critic
+    activation: str = "relu"  # "relu" or "tanh"
+
+    # the league (opponents drawn per episode; RING RANG: one draw for the opposing team, Rang: one per seat)
+    league: dict[str, float] = field(default_factory=lambda: {"self": 0.5, "snapshots": 0.5, "random": 0.0})
+    snapshot_every: int = 100_000  # learner decisions between snapshots joining the league
+    max_snapshots: int = 10  # the newest ones are kept (a new one replaces the oldest)
+    rule_games: int = 0  # the first rule_games games play rule-based opponents (slow: Python, one at a time)
+    rule_opponents: dict[str, float] = field(default_factory=lambda: {"rules_strong": 1.0})  # registry spec -> weight
+
+    # evaluation (through cardenvs.train.evaluate), checkpoints, logging
+    eval_every: int = 250_000  # learner decisions between evaluations (and one at the end)
+    eval_deals: int = 200  # deals per opponent
+    eval_opponents: list[str] = field(default_factory=lambda: ["rules_strong", "rules_basic", "random"])
+    eval_seed: int = 12345  # the evaluation deals (the same at every evaluation)
+    eval_workers: int = 1
+    checkpoint_every: int = 250_000  # learner decisions between checkpoints (and one at the end)
+    keep_checkpoints: int = 2
+    log_every: int = 10  # iterations between progress lines on stderr
+    export_to: str = ""  # also copy the final policy.npz here
+    curve_to: str = ""  # also copy learning_curve.png here
+
+    def validate(self) -> None:
+        if self.game not in GAMES:
+            raise ValueError(f"game: expected one of {GAMES}, got {self.game!r}")
+        positive = ("total_steps", "torch_threads", "num_envs", "num_steps", "minibatch_size", "update_epochs",
+                    "snapshot_every", "max_snapshots", "eval_every", "eval_deals", "eval_workers",
+                    "checkpoint_every", "keep_checkpoints", "log_every")
+        for name in positive:
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name}: expected an int >= 1, got {getattr(self, name)!r}")
+        if not 0 <= self.rule_games <= self.num_envs:
+            raise ValueError(f"rule_games: expected 0..num_envs ({self.num_envs}), got {self.rule_games!r}")
+        if self.activation not in ("relu", "tanh"):
+            raise ValueError(f"activation: expected 'relu' or 'tanh', got {self.activation!r}")
+        if not self.net_arch or any(n < 1 for n in self.net_arch):
+            raise ValueError(f"net_arch: expected a non-empty list of layer sizes, got {self.net_arch!r}")
+        if set(self.league) - set(LEAGUE_ENTRIES) or any(w < 0 for w in self.league.values()):
+            raise ValueError(f"league: expected weights >= 0 for {LEAGUE_ENTRIES}, got {self.league!r}")
+        if sum(self.league.get(k, 0.0) for k in ("self", "random")) <= 0:
+            raise ValueError(f"league: 'self' or 'random' needs a weight > 0 (there are no snapshots at first), "
+                             f"got {self.league!r}")
+        if self.rule_games and (not self.rule_opponents or any(w < 0 for w in self.rule_opponents.values())
+                                or sum(self.rule_opponents.values()) <= 0):
+            raise ValueError(f"rule_opponents: expected registry specs with weights >= 0, got {self.rule_opponents!r}")
+        for spec in list(self.rule_opponents) + list(self.eval_opponents):
+            try:
+                check_spec(spec, self.game)
+            except ValueError as error:
+                raise ValueError(f"rule_opponents/eval_opponents: {error}") from None
+        episodes = {"ring_rang": ("round", "game"), "rang": ("deal", "match")}[self.game]
+        if self.episode and self.episode not in episodes:
+            raise ValueError(f"episode: expected one of {episodes} for {self.game}, got {self.episode!r}")
+        if self.device.startswith("cuda") and not torch.cuda.is_available():
+            raise ValueError(f"device: {self.device!r} requested but CUDA is not available")
+
+
+# Fields that may change when a run is resumed.
+RESUMABLE_CHANGES = ("total_steps", "torch_threads", "league", "rule_opponents", "eval_every", "eval_deals",
+                     "eval_opponents", "eval_workers", "checkpoint_every", "keep_checkpoints", "log_every",
+                     "export_to", "curve_to")
+
+
+# ------------------------------------------------------------------- model
+def mlp(sizes: list[int], activation: str) -> list[nn.Module]:
+    """Linear layers of ``sizes`` with the activation after each (CleanRL's orthogonal init)."""
+    layers: list[nn.Module] = []
+    for size_in, size_out in zip(sizes[:-1], sizes[1:], strict=True):
+        linear = nn.Linear(size_in, size_out)
+        nn.init.orthogonal_(linear.weight, np.sqrt(2))
+        nn.init.zeros_(linear.bias)
+        layers += [linear, nn.ReLU() if activation == "relu" else nn.Tanh()]
+    return layers
+
+
+def head(size_in: int, size_out: int, std: float) -> nn.Linear:
+    linear = nn.Linear(size_in, size_out)
+    nn.init.orthogonal_(linear.weight, std)
+    nn.init.zeros_(linear.bias)
+    return linear
+
+
+class ActorCritic(nn.Module):
+    """Separate actor and critic MLPs, as SB3's ``MlpPolicy`` with ``net_arch: {pi: ..., vf: ...}``."""
+
+    def __init__(self, observation_size: int, num_actions: int, net_arch: list[int], activation: str):
+        super().__init__()
+        sizes = [observation_size, *net_arch]
+        self.actor_body = nn.Sequential(*mlp(sizes, activation))
+        self.action = head(net_arch[-1], num_actions, 0.01)
+        self.critic = nn.Sequential(*mlp(sizes, activation), head(net_arch[-1], 1, 1.0))
+        self.activation = activation
+
+    def masked_logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.action(self.actor_body(obs)).masked_fill(~mask, -1e9)
+
+    def value(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.critic(obs).squeeze(-1)
+
+    def export_weights(self, game: str) -> dict[str, np.ndarray]:
+        """The actor as the arrays of :mod:`cardenvs.agents.policy` (``hidden{i}/...``, ``action/...``)."""
+        linears = [m for m in self.actor_body if isinstance(m, nn.Linear)]
+        weights = {}
+        for i, linear in enumerate([*linears, self.action]):
+            name = "action" if linear is self.action else f"hidden{i}"
+            weights[f"{name}/weight"] = linear.weight.detach().cpu().numpy().astype(np.float32)
+            weights[f"{name}/bias"] = linear.bias.detach().cpu().numpy().astype(np.float32)
+        weights["activation"] = np.array(self.activation)
+        weights["game"] = np.array(game)
+        return weights
+
+
+class FrozenActor:
+    """A snapshot in the league: the exported arrays as torch tensors, for batched masked sampling."""
+
+    def __init__(self, snapshot: Snapshot, device: torch.device):
+        self.snapshot = snapshot
+        w = snapshot.weights
+        count = sum(1 for k in w if k.startswith("hidden") and k.endswith("/weight"))
+        names = [f"hidden{i}" for i in range(count)] + ["action"]
+        self.layers = [(torch.as_tensor(w[f"{n}/weight"], device=device),
+                        torch.as_tensor(w[f"{n}/bias"], device=device)) for n in names]
+        self.activation = torch.relu if str(w["activation"]) == "relu" else torch.tanh
+
+    def masked_logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        x = obs
+        for weight, bias in self.layers[:-1]:
+            x = self.activation(torch.nn.functional.linear(x, weight, bias))
+        weight, bias = self.layers[-1]
+        return torch.nn.functional.linear(x, weight, bias).masked_fill(~mask, -1e9)
+
+
+def sample(logits: torch.Tensor, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """Actions drawn from the masked softmax and their log-probabilities."""
+    log_probs = torch.log_softmax(logits, dim=-1)
+    actions = torch.multinomial(log_probs.exp(), 1, generator=generator).squeeze(1)
+    return actions, log_probs.gather(1, actions.unsqueeze(1)).squeeze(1)
+
+
+def make_vector_env(config: VectorPPOConfig, device: torch.device) -> Any:
+    episode = config.episode or DEFAULT_EPISODE[config.game]
+    if config.game == "ring_rang":
+        from cardenvs.vector.ring_rang import RingRangVectorEnv
+
+        return RingRangVectorEnv(config.num_envs, episode=episode, device=device, seed=config.seed,
+                                 check_actions=False, **config.env_kwargs)
+    from cardenvs.vector.rang import RangVectorEnv
+
+    return RangVectorEnv(config.num_envs, num_players=config.num_players, episode=episode, device=device,
+                         seed=config.seed, check_actions=False, **config.env_kwargs)
+
+
+# -------------------------------------------------------------- the games
+class Seating:
+    """Who plays which seat in every game: the learner's side (team or seat) and each other side's opponent.
+
+    A "side" is a RING RANG team (seat & 1) or a Rang seat. ``opponent[b, side]`` is SELF, RANDOM, RULES or
+    a league slot. Rule-based agents (games < ``rule_games``) are Python objects per (game, seat).
+    """
+
+    def __init__(self, config: VectorPPOConfig, num_seats: int, device: torch.device, generator: torch.Generator):
+        self.config = config
+        self.game = config.game
+        self.num_sides = 2 if config.game == "ring_rang" else num_seats
+        self.num_seats = num_seats
+        self.generator = generator
+        self.learner_side = torch.zeros(config.num_envs, dtype=torch.int64, device=device)
+        self.opponent = torch.full((config.num_envs, self.num_sides), SELF, dtype=torch.int64, device=device)
+        self.rule_agents: dict[tuple[int, int], Any] = {}
+        self.generator_cpu = torch.Generator().manual_seed(config.seed + 1)  # for the Python-side rule agents
+
+    def side_of(self, seats: torch.Tensor) -> torch.Tensor:
+        return seats & 1 if self.game == "ring_rang" else seats
+
+    def draw(self, games: torch.Tensor, league_size: int) -> None:
+        """New episodes in ``games``: a learner side and the opponents (league draws; rule agents in rule games)."""
+        if len(games) == 0:
+            return
+        g = self.generator
+        self.learner_side[games] = torch.randint(0, self.num_sides, (len(games),), generator=g, device=games.device)
+        weights = self.config.league
+        snapshot_share = weights.get("snapshots", 0.0) if league_size else 0.0
+        ids = torch.tensor([SELF, RANDOM, *range(league_size)], device=games.device)
+        self_weight = weights.get("self", 0.0) + (weights.get("snapshots", 0.0) if not league_size else 0.0)
+        p = torch.tensor([self_weight, weights.get("random", 0.0)] + [snapshot_share / max(league_size, 1)]
+                         * league_size, dtype=torch.float64, device=games.device)
+        picks = torch.multinomial(p, len(games) * self.num_sides, replacement=True, generator=g)
+        opponents = ids[picks].view(len(games), self.num_sides)
+        if self.game == "ring_rang":  # one draw for the whole opposing team
+            opponents[:, 1] = opponents[:, 0]
+        rules = games < self.config.rule_games
+        self.opponent[games] = torch.where(rules.unsqueeze(1), RULES, opponents)
+        for b in games[rules].tolist():
+            self._draw_rule_agents(b)
+
+    def _draw_rule_agents(self, b: int) -> None:
+        specs = list(self.config.rule_opponents)
+        p = torch.tensor(list(self.config.rule_opponents.values()), dtype=torch.float64)
+        side_specs = [specs[int(i)] for i in torch.multinomial(p, self.num_sides, replacement=True,
+                                                                generator=self.generator_cpu)]
+        for seat in range(self.num_seats):
+            spec = side_specs[0 if self.game == "ring_rang" else seat]
+            agent = make_agent(spec, self.game, seed=None, **env_info(self.game, self.num_seats))
+            agent.reset(seed=int(torch.randint(0, 2**62, (1,), generator=self.generator_cpu)))
+            self.rule_agents[(b, seat)] = agent
+
+    def state(self) -> dict[str, Any]:
+        return {"learner_side": self.learner_side.clone(), "opponent": self.opponent.clone(),
+                "generator_cpu": self.generator_cpu.get_state()}
+
+    def load(self, state: dict[str, Any]) -> None:
+        self.learner_side.copy_(state["learner_side"])
+        self.opponent.copy_(state["opponent"])
+        self.generator_cpu.set_state(state["generator_cpu"])
+        # Rule agents are fresh for the episodes in flight (their memory of those deals is lost).
+        for b in range(self.config.rule_games):
+            self._draw_rule_agents(b)
+
+
+# ---------------------------------------------------------------- rollouts
+@dataclass
+class Rollout:
+    """The learner's decisions of ``T`` env steps of ``B`` games.
+
+    Dense ``(T, B)`` bookkeeping (``is_decision``: the learner decided in game b at step t; ``values``;
+    ``rewards``: what its side earned from that decision until its next one; ``terminal``: the episode
+    ended before its next one; ``slot``: the decision's row in the compact tensors, -1 none), the
+    decisions' ``obs``, ``mask``, ``actions``, ``log_probs`` (one row each, in (t, b) order), and per env
+    step ``earned`` (the learner side's reward) and ``done``.
+    """
+
+    is_decision: torch.Tensor
+    values: torch.Tensor
+    rewards: torch.Tensor
+    terminal: torch.Tensor
+    slot: torch.Tensor
+    obs: torch.Tensor
+    mask: torch.Tensor
+    actions: torch.Tensor
+    log_probs: torch.Tensor
+    earned: torch.Tensor
+    done: torch.Tensor
+    finished_returns: list[float]
+
+
+def collect_rollout(env: Any, model: ActorCritic, frozen: list[FrozenActor], seating: Seating,
+                    games: dict[str, torch.Tensor], generator: torch.Generator, num_steps: int,
+                    return_so_far: torch.Tensor) -> Rollout:
+    """Step every game ``num_steps`` times: the learner and its opponents act, rewards go to the decisions.
+
+    ``games`` (obs, mask, seat of the decision due in every game) is updated in place;
+    ``return_so_far`` (the learner side's return in each episode in flight) too.
+    """
+    T, B, device = num_steps, env.batch_size, env.device
+    obs, mask, seat = games["obs"], games["mask"], games["seat"]
+    is_decision = torch.zeros(T, B, dtype=torch.bool, device=device)
+    values = torch.zeros(T, B, device=device)
+    rewards = torch.zeros(T, B, device=device)
+    terminal = torch.zeros(T, B, dtype=torch.bool, device=device)
+    slot = torch.full((T, B), -1, dtype=torch.int64, device=device)
+    earned_all = torch.zeros(T, B, device=device)
+    done_all = torch.zeros(T, B, dtype=torch.bool, device=device)
+    stored: dict[str, list[torch.Tensor]] = {"obs": [], "mask": [], "actions": [], "log_probs": []}
+    last_decision = torch.full((B,), -1, dtype=torch.int64, device=device)  # t of each game's open decision
+    finished_returns: list[float] = []
+    decisions = 0
+    for t in range(T):
+        side = seating.side_of(seat)
+        learner = side == seating.learner_side
+        opponent = seating.opponent.gather(1, side.unsqueeze(1)).squeeze(1)
+        with torch.no_grad():  # one learner pass over every game: its own rows and the "self" opponents
+            actions, log_probs = sample(model.masked_logits(obs, mask), generator)
+            rows = learner.nonzero().squeeze(1)
+            values[t, rows] = model.value(obs[rows])
+            for index, actor in enumerate(frozen):
+                them = (~learner & (opponent == index)).nonzero().squeeze(1)
+                if len(them):
+                    actions[them] = sample(actor.masked_logits(obs[them], mask[them]), generator)[0]
+        random_rows = (~learner & (opponent == RANDOM)).nonzero().squeeze(1)
+        if len(random_rows):
+            noise = torch.rand(mask[random_rows].shape, generator=generator, device=device)
+            actions[random_rows] = noise.masked_fill_(~mask[random_rows], -1.0).argmax(1)
+        rule_rows = (~learner & (opponent == RULES)).nonzero().squeeze(1).tolist()
+        if rule_rows:
+            obs_np, mask_np, seat_np = obs.cpu().numpy(), mask.cpu().numpy().astype(np.int8), seat.tolist()
+            for b in rule_rows:
+                agent = seating.rule_agents[(b, seat_np[b])]
+                action = agent.act({"observation": obs_np[b], "action_mask": mask_np[b]})
+                if not mask_np[b, action]:  # the env does not check actions (check_actions=False)
+                    raise RuntimeError(f"rule agent {agent.name} chose illegal action {action} in game {b}")
+                actions[b] = action
+
+        is_decision[t, rows] = True
+        slot[t, rows] = torch.arange(decisions, decisions + len(rows), device=device)
+        decisions += len(rows)
+        for name, tensor in (("obs", obs), ("mask", mask), ("actions", actions), ("log_probs", log_probs)):
+            stored[name].append(tensor[rows])
+        last_decision[rows] = t
+
+        obs, mask, step_rewards, done, info = env.step(actions)
+        seat = info["seat"]
+        # Credit the learner side's reward to its open decision; an ended episode closes it.
+        earned = step_rewards.gather(1, seating.learner_side.unsqueeze(1)).squeeze(1)
+        earned_all[t], done_all[t] = earned, done
+        open_games = (last_decision >= 0).nonzero().squeeze(1)
+        rewards[last_decision[open_games], open_games] += earned[open_games]
+        return_so_far += earned
+        if bool(done.any()):
+            ended = done.nonzero().squeeze(1)
+            closed = ended[last_decision[ended] >= 0]
+            terminal[last_decision[closed], closed] = True
+            last_decision[ended] = -1
+            finished_returns += return_so_far[ended].tolist()
+            return_so_far[ended] = 0.0
+            seating.draw(ended, len(frozen))  # new episodes: a new learner side and new opponents
+    games.update(obs=obs, mask=mask, seat=seat)
+    return Rollout(is_decision, values, rewards, terminal, slot, *(torch.cat(stored[k]) for k in stored),
+                   earned_all, done_all, finished_returns)
+
+
+def decision_advantages(rollout: Rollout, gamma: float, gae_lambda: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """GAE over each game's own decisions, backwards; returns (advantages (T, B), usable (T, B)).
+
+    A decision's next value is that of the game's next learner decision (0 after the episode's end).
+    A decision with neither (still open when the rollout stopped) has no target: it is not usable, and
+    the decision before it bootstraps from its value with no advantage beyond it (truncated GAE).
+    """
+    T, B = rollout.values.shape
+    advantages = torch.zeros(T, B, device=rollout.values.device)
+    usable = torch.zeros(T, B, dtype=torch.bool, device=rollout.values.device)
+    next_value = torch.zeros(B, device=rollout.values.device)
+    next_advantage = torch.zeros(B, device=rollout.values.device)
+    has_next = torch.zeros(B, dtype=torch.bool, device=rollout.values.device)
+    for t in reversed(range(T)):
+        here, ends = rollout.is_decision[t], rollout.terminal[t]
+        delta = rollout.rewards[t] + gamma * torch.where(ends, 0.0, next_value) - rollout.values[t]
+        advantage = delta + gamma * gae_lambda * torch.where(ends, 0.0, next_advantage)
+        ok = here & (ends | has_next)
+        advantages[t] = torch.where(ok, advantage, 0.0)
+        usable[t] = ok
+        next_value = torch.where(here, rollout.values[t], next_value)
+        next_advantage = torch.where(here, advantages[t], next_advantage)
+        has_next |= here
+    return advantages, usable
+
+
+# ------------------------------------------------------------- checkpoints
+def save_checkpoint(run_dir: Path, model: ActorCritic, optimizer: torch.optim.Optimizer, league: list[Snapshot],
+                    env: Any, games: dict[str, torch.Tensor], seating: Seating, generator: torch.Generator,
+                    state: dict[str, Any], keep: int) -> None:
+    """``checkpoints/step_<N>/``: model + optimizer, league, env and seating state, RNGs; then ``latest.json``."""
+    folder = run_dir / "checkpoints" / f"step_{state['steps']}"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict()}, folder / "model.pt")
+    arrays: dict[str, np.ndarray] = {"names": np.array([s.name for s in league], dtype=str)}
+    for i, snapshot in enumerate(league):
+        arrays.update({f"{i}/{key}": value for key, value in snapshot.weights.items()})
+    np.savez(folder / "league.npz", **arrays)
+    torch.save({"env": env.state_dict(), "games": games, "seating": seating.state(),
+                "generator": generator.get_state(), "torch": torch.get_rng_state()}, folder / "games.pt")
+    (folder / "state.json").write_text(json.dumps(state))
+    commit_checkpoint(run_dir, folder, ("model.pt", "league.npz", "games.pt", "state.json"), state["steps"], keep)
+
+
+def load_league(path: Path) -> list[Snapshot]:
+    with np.load(path, allow_pickle=False) as arrays:
+        names = [str(n) for n in arrays["names"]]
+        return [Snapshot(name, {k[len(f"{i}/"):]: np.asarray(arrays[k]) for k in arrays.files
+                                if k.startswith(f"{i}/")}) for i, name in enumerate(names)]
+
+
+# --------------------------------------------------------------------- run
+def train(config: VectorPPOConfig, resume: bool = False) -> Path:
+    """Train (or resume) the run of ``config``; returns the exported policy's path."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    torch.set_num_threads(config.torch_threads)
+    device = torch.device(config.device)
+    run_dir = Path(config.run_dir)
+    curve_csv = run_dir / "curve.csv"
+
+    # -- the checkpoint to resume (checked before anything is written)
+    checkpoint = None
+    if resume:
+        folder, state = load_checkpoint(run_dir)
+        changed = sorted(k for k, v in asdict(config).items()
+                         if k not in RESUMABLE_CHANGES and state["config"].get(k) != v)
+        if changed:
+            raise ValueError(f"--resume: the config differs from the checkpoint's in {changed}")
+        checkpoint = (folder, state)
+    elif (run_dir / "checkpoints" / "latest.json").exists():
+        raise ValueError(f"{run_dir} already holds a run; use --resume, or another run_dir")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "config.json").write_text(json.dumps(asdict(config), indent=1))
+
+    # -- the env, the network, the league, the seating
+    torch.manual_seed(config.seed)
+    generator = torch.Generator(device=device).manual_seed(config.seed)
+    env = make_vector_env(config, device)
+    num_seats = env.num_players
+    model = ActorCritic(env.observation_size, env.num_actions, config.net_arch, config.activation).to(device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.learning_rate, eps=1e-5)
+    league: list[Snapshot] = []
+    seating = Seating(config, num_seats, device, generator)
+    all_games = torch.arange(config.num_envs, device=device)
+    if checkpoint is None:
+        obs, mask, info = env.reset()
+        seat = info["seat"]
+        seating.draw(all_games, 0)
+        steps = env_steps = iteration = 0
+        wall_offset = 0.0
+        next_snapshot, next_eval, next_checkpoint = config.snapshot_every, config.eval_every, config.checkpoint_every
+        with curve_csv.open("w", newline="") as f:
+            csv.DictWriter(f, CURVE_FIELDS).writeheader()
+    else:
+        folder, state = checkpoint
+        saved = torch.load(folder / "model.pt", map_location=device, weights_only=True)
+        model.load_state_dict(saved["model"])
+        optimizer.load_state_dict(saved["optimizer"])
+        league = load_league(folder / "league.npz")
+        games_state = torch.load(folder / "games.pt", map_location=device, weights_only=True)
+        env.load_state_dict(games_state["env"])
+        obs, mask, seat = (games_state["games"][k] for k in ("obs", "mask", "seat"))
+        seating.load(games_state["seating"])
+        generator.set_state(games_state["generator"])
+        torch.set_rng_state(games_state["torch"])
+        steps, env_steps, iteration = state["steps"], state["env_steps"], state["iteration"]
+        wall_offset = state["wall_s"]
+        next_snapshot, next_eval, next_checkpoint = state["next_snapshot"], state["next_eval"], state["next_checkpoint"]
+        _truncate_curve(curve_csv, steps)  # evaluations logged after the checkpoint are redone
+        print(f"resumed {run_dir} at step {steps} ({len(league)} snapshots in the league)", file=sys.stderr)
+    frozen = [FrozenActor(s, device) for s in league]
+    writer = SummaryWriter(str(run_dir / "tb"))
+    writer.add_text("config", json.dumps(asdict(config), indent=1))
+
+    # -- the loop: one rollout + update per iteration, then snapshot / evaluate / checkpoint when due
+    T, B = config.num_steps, config.num_envs
+    games = {"obs": obs, "mask": mask, "seat": seat}  # the current decision of every game
+    start, start_steps, start_env_steps = time.perf_counter(), steps, env_steps
+    episode_returns: list[float] = []
+    return_so_far = torch.zeros(B, device=device)
+    while steps < config.total_steps:
+        iteration += 1
+        rollout_start = time.perf_counter()
+        rollout = collect_rollout(env, model, frozen, seating, games, generator, config.num_steps, return_so_far)
+        advantages, usable = decision_advantages(rollout, config.gamma, config.gae_lambda)
+        episode_returns += rollout.finished_returns
+        index = rollout.slot[usable]
+        b_obs, b_mask = rollout.obs[index], rollout.mask[index]
+        b_actions, b_log_probs = rollout.actions[index], rollout.log_probs[index]
+        b_advantages = advantages[usable]
+        b_returns = b_advantages + rollout.values[usable]
+        rollout_s = time.perf_counter() - rollout_start
+        steps += len(rollout.actions)
+        env_steps += T * B
+
+        # PPO update (CleanRL's ppo.py, with masked logits)
+        update_start = time.perf_counter()
+        n = len(index)
+        clip_fractions, approx_kls = [], []
+        for _ in range(config.update_epochs):
+            order = torch.randperm(n, generator=generator, device=device)
+            for first in range(0, n, config.minibatch_size):
+                mb = order[first:first + config.minibatch_size]
+                log_probs_all = torch.log_softmax(model.masked_logits(b_obs[mb], b_mask[mb]), dim=-1)
+                new_log_probs = log_probs_all.gather(1, b_actions[mb].unsqueeze(1)).squeeze(1)
+                entropy = -(log_probs_all.exp() * log_probs_all).sum(-1)
+                log_ratio = new_log_probs - b_log_probs[mb]
+                ratio = log_ratio.exp()
+                with torch.no_grad():
+                    approx_kls.append(float(((ratio - 1) - log_ratio).mean()))
+                    clip_fractions.append(float(((ratio - 1.0).abs() > config.clip_coef).float().mean()))
+                adv = b_advantages[mb]
+                if config.norm_adv and len(mb) > 1:
+                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                policy_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - config.clip_coef, 1 + config.clip_coef))
+                policy_loss = policy_loss.mean()
+                value_loss = 0.5 * ((model.value(b_obs[mb]) - b_returns[mb]) ** 2).mean()
+                entropy_loss = entropy.mean()
+                loss = policy_loss - config.ent_coef * entropy_loss + config.vf_coef * value_loss
+                optimizer.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
+                optimizer.step()
+        update_s = time.perf_counter() - update_start
+
+        # -- logging (CleanRL's charts/ and losses/)
+        elapsed = time.perf_counter() - start
+        env_rate = (env_steps - start_env_steps) / max(elapsed, 1e-9)
+        decision_rate = (steps - start_steps) / max(elapsed, 1e-9)
+        scalars = {
+            "charts/env_steps_per_s": env_rate, "charts/learner_decisions_per_s": decision_rate,
+            "charts/rollout_env_steps_per_s": T * B / max(rollout_s, 1e-9), "charts/update_s": update_s,
+            "charts/env_steps": env_steps, "charts/league_size": len(frozen),
+            "losses/policy_loss": policy_loss.item(), "losses/value_loss": value_loss.item(),
+            "losses/entropy": entropy_loss.item(), "losses/approx_kl": float(np.mean(approx_kls)),
+            "losses/clip_fraction": float(np.mean(clip_fractions)), "charts/used_decisions": n,
+        }
+        if episode_returns:
+            scalars["charts/episode_return"] = float(np.mean(episode_returns))
+        for name, value in scalars.items():
+            writer.add_scalar(name, value, steps)
+        if iteration % config.log_every == 0:
+            mean_return = f"{np.mean(episode_returns):+.3f}" if episode_returns else "-"
+            print(f"iter {iteration} steps {steps} env_steps {env_steps}: {env_rate:.0f} env steps/s, "
+                  f"{decision_rate:.0f} decisions/s, return {mean_return}, entropy {entropy_loss.item():.3f}, "
+                  f"kl {np.mean(approx_kls):.2e}, value loss {value_loss.item():.3f}", file=sys.stderr)
+            episode_returns = []
+        finished = steps >= config.total_steps
+
+        # -- the league, evaluation and checkpoints (as in cardenvs.train.selfplay)
+        if steps >= next_snapshot:
+            snapshot = Snapshot(f"step_{steps}", model.export_weights(config.game))
+            slot_index = len(league) if len(league) < config.max_snapshots else \
+                int(np.argmin([int(s.name[5:]) for s in league]))  # replace the oldest
+            if slot_index == len(league):
+                league.append(snapshot)
+                frozen.append(FrozenActor(snapshot, device))
+            else:
+                league[slot_index], frozen[slot_index] = snapshot, FrozenActor(snapshot, device)
+            while next_snapshot <= steps:
+                next_snapshot += config.snapshot_every
+        if steps >= next_eval or finished:
+            policy_path = save_policy(model.export_weights(config.game), run_dir / "eval_policy.npz")
+            rows_out = evaluate_policy(config, policy_path)  # type: ignore[arg-type]
+            with curve_csv.open("a", newline="") as f:
+                curve = csv.DictWriter(f, CURVE_FIELDS)
+                for row in rows_out:
+                    curve.writerow({"steps": steps, "wall_s": round(wall_offset + time.perf_counter() - start, 1),
+                                    **row})
+                    writer.add_scalar(f"eval/win_rate_vs_{row['opponent']}", row["win_rate"], steps)
+                    writer.add_scalar(f"eval/mean_points_vs_{row['opponent']}", row["mean_points"], steps)
+            print(f"step {steps}: " + ", ".join(
+                f"vs {r['opponent']} {r['win_rate']:.3f} [{r['ci95_low']:.3f}, {r['ci95_high']:.3f}]"
+                for r in rows_out), file=sys.stderr)
+            while next_eval <= steps:
+                next_eval += config.eval_every
+        if steps >= next_checkpoint or finished:
+            while next_checkpoint <= steps:
+                next_checkpoint += config.checkpoint_every
+            state = {"steps": steps, "env_steps": env_steps, "iteration": iteration,
+                     "wall_s": wall_offset + time.perf_counter() - start, "next_snapshot": next_snapshot,
+                     "next_eval": next_eval, "next_checkpoint": next_checkpoint, "config": asdict(config)}
+            save_checkpoint(run_dir, model, optimizer, league, env, games,
+                            seating, generator, state, config.keep_checkpoints)
+    writer.close()
+
+    # -- the results: the numpy policy, the learning curve, the speed
+    elapsed = time.perf_counter() - start
+    policy_path = save_policy(model.export_weights(config.game), run_dir / "policy.npz")
+    plot_curve(curve_csv, run_dir / "learning_curve.png", f"{config.game}: {run_dir.name} (batched PPO)")
+    summary = {"steps": steps, "env_steps": env_steps, "wall_s": wall_offset + elapsed,
+               "env_steps_per_s_this_session": (env_steps - start_env_steps) / max(elapsed, 1e-9),
+               "decisions_per_s_this_session": (steps - start_steps) / max(elapsed, 1e-9)}
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
+    if config.export_to:
+        Path(config.export_to).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(policy_path, config.export_to)
+    if config.curve_to:
+        Path(config.curve_to).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(run_dir / "learning_curve.png", config.curve_to)
+    print(f"done: {steps} learner decisions ({env_steps} env steps) in {summary['wall_s']:.0f} s; "
+          f"policy {policy_path}", file=sys.stderr)
+    return policy_path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m cardenvs.train.vector_ppo", description=__doc__.splitlines()[0])
+    parser.add_argument("--config", required=True, help="YAML file with the fields of VectorPPOConfig")
+    parser.add_argument("--resume", action="store_true", help="continue the run from its latest checkpoint")
+    args = parser.parse_args(argv)
+    try:
+        config = load_config(args.config, VectorPPOConfig)
+        train(config, resume=args.resume)
+    except (ValueError, CheckpointError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
