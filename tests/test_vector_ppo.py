@@ -213,12 +213,12 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
 def test_quick_config_trains_resumes_and_the_harness_evaluates_the_export(tmp_path, game):
     data = yaml.safe_load((ROOT / f"configs/vector_quick_{game}.yaml").read_text())
     data.update(run_dir=str(tmp_path / "run"), total_steps=6000, eval_every=10**6, eval_deals=3,
-                eval_opponents=["random"], checkpoint_every=2000)
+                eval_opponents=["random"], checkpoint_every=2000, log_every=1)
     config_path = tmp_path / "quick.yaml"
     config_path.write_text(yaml.safe_dump(data))
     done = run_cli("-m", "cardenvs.train.vector_ppo", "--config", str(config_path))
     assert done.returncode == 0, done.stderr
-    assert "env steps/s" in done.stderr and "decisions/s" in done.stderr
+    assert "iter 1 " in done.stderr and "env steps/s" in done.stderr and "decisions/s" in done.stderr
     steps = json.loads((tmp_path / "run" / "checkpoints" / "latest.json").read_text())["steps"]
 
     data["total_steps"] = steps + 4000

@@ -651,8 +651,9 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
     if config.curve_to:
         Path(config.curve_to).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(run_dir / "learning_curve.png", config.curve_to)
-    print(f"done: {steps} learner decisions ({env_steps} env steps) in {summary['wall_s']:.0f} s; "
-          f"policy {policy_path}", file=sys.stderr)
+    print(f"done: {steps} learner decisions ({env_steps} env steps) in {summary['wall_s']:.0f} s; this session "
+          f"{summary['env_steps_per_s_this_session']:.0f} env steps/s, "
+          f"{summary['decisions_per_s_this_session']:.0f} decisions/s; policy {policy_path}", file=sys.stderr)
     return policy_path
 
 
