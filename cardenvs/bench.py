@@ -93,12 +93,12 @@ def our_loops(seconds: float) -> list[dict[str, Any]]:
     return rows
 
 
-def batched_loops(seconds: float, sizes: Sequence[int]) -> list[dict[str, Any]]:
+def batched_loops(seconds: float, sizes: Sequence[int], threads: int, processes: int) -> list[dict[str, Any]]:
     try:
         from cardenvs import vector
-    except ImportError:
+    except ImportError:  # torch is not installed
         return []
-    return vector.benchmark_rows(seconds, sizes)
+    return vector.benchmark_rows(seconds, sizes, threads=threads, processes=processes)
 
 
 def peer_loops(seconds: float) -> list[dict[str, Any]]:
@@ -146,6 +146,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="cardenvs bench", description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="time per loop")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 256, 4096, 65536], help="batch sizes")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads per process for the batched envs")
+    parser.add_argument("--processes", type=int, default=1,
+                        help="processes sharing each batch (2 = one per core on the reference machine)")
     parser.add_argument("--no-peers", action="store_true", help="skip the peer envs even when installed")
     parser.add_argument("--no-batched", action="store_true")
     parser.add_argument("--json", help="write the rows as JSON here")
@@ -155,7 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--seconds must be positive")
     rows = our_loops(args.seconds)
     if not args.no_batched:
-        rows += batched_loops(args.seconds, args.sizes)
+        rows += batched_loops(args.seconds, args.sizes, args.threads, args.processes)
     if not args.no_peers:
         rows += peer_loops(args.seconds)
     print(format_rows(rows))

@@ -183,3 +183,10 @@ def test_benchmark_rows_shape():
     row = next(r for r in rows if r["game"] == "ring_rang")
     assert row["name"] == "RING RANG batched B=4" and row["kind"] == "batched"
     assert row["decisions"] % 4 == 0 and row["decisions"] > 0 and row["bytes_per_game"] > 0
+
+
+def test_benchmark_rows_split_over_processes():
+    rows = benchmark_rows(0.05, [6], processes=2)
+    row = next(r for r in rows if r["game"] == "ring_rang")
+    assert "2 procs" in row["interface"]
+    assert row["decisions"] % 3 == 0 and row["decisions"] > 0

@@ -76,11 +76,25 @@ def time_random_play(make_env: Callable[[], Any], seconds: float, seed: int = 0)
             "seconds": elapsed, "bytes_per_game": env.memory_bytes_per_game()}
 
 
-def benchmark_rows(seconds: float, sizes: Sequence[int], device: str = "cpu") -> list[dict[str, Any]]:
+def _timed_in_process(args: tuple[str, int, str, dict[str, Any], float, int, int]) -> dict[str, Any]:
+    """Worker of :func:`benchmark_rows`: time one env in this process with ``threads`` torch threads."""
+    class_name, size, device, kwargs, seconds, threads, seed = args
+    torch.set_num_threads(threads)
+    cls = _env_class(class_name)
+    return time_random_play(lambda: cls(size, device=device, seed=seed, **kwargs), seconds, seed=seed)
+
+
+def benchmark_rows(
+    seconds: float, sizes: Sequence[int], device: str = "cpu", threads: int = 1, processes: int = 1
+) -> list[dict[str, Any]]:
     """One row per available batched game and batch size (``cardenvs.bench`` prints them).
 
-    A size whose arrays would not fit comfortably in the free memory is skipped with a reason.
+    ``processes`` > 1 splits each batch over that many processes (one per core, ``threads``
+    torch threads each) stepping at the same time; their rates add up. A size whose arrays
+    would not fit comfortably in the free memory is skipped with a reason.
     """
+    import multiprocessing
+
     rows: list[dict[str, Any]] = []
     for title, game, class_name, kwargs in _BENCHMARKS:
         cls = _env_class(class_name)
@@ -88,7 +102,9 @@ def benchmark_rows(seconds: float, sizes: Sequence[int], device: str = "cpu") ->
             continue
         bytes_per_game = cls(1, device=device, seed=0, **kwargs).memory_bytes_per_game()
         for size in sizes:
-            row = {"name": f"{title} batched B={size}", "interface": f"batched torch {device}",
+            parts = max(1, min(processes, size)) if device == "cpu" else 1
+            where = f"{parts} procs x {threads} thread" if parts > 1 else f"{threads} thread"
+            row = {"name": f"{title} batched B={size}", "interface": f"batched torch {device} ({where})",
                    "kind": "batched", "game": game}
             free = available_memory_bytes(device)
             # Room for the state, its step temporaries and the returned tensors.
@@ -96,9 +112,18 @@ def benchmark_rows(seconds: float, sizes: Sequence[int], device: str = "cpu") ->
                 rows.append(dict(row, skipped=f"needs ~{4 * bytes_per_game * size / 2**30:.1f} GiB, "
                                               f"{free / 2**30:.1f} GiB free"))
                 continue
+            jobs = [(class_name, size // parts + (i < size % parts), device, kwargs, seconds, threads, i)
+                    for i in range(parts)]
             try:
-                rows.append(dict(row, **time_random_play(
-                    lambda cls=cls, size=size, kwargs=kwargs: cls(size, device=device, seed=0, **kwargs), seconds)))
+                if parts == 1:
+                    results = [_timed_in_process(jobs[0])]
+                else:
+                    with multiprocessing.get_context("spawn").Pool(parts) as pool:
+                        results = pool.map(_timed_in_process, jobs)
             except (MemoryError, torch.OutOfMemoryError) as error:
                 rows.append(dict(row, skipped=f"out of memory: {error}"[:80]))
+                continue
+            rows.append(dict(row, decisions_per_s=sum(r["decisions_per_s"] for r in results),
+                             decisions=sum(r["decisions"] for r in results), games=sum(r["games"] for r in results),
+                             seconds=max(r["seconds"] for r in results), bytes_per_game=results[0]["bytes_per_game"]))
     return rows
