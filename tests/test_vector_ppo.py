@@ -185,6 +185,7 @@ def test_rule_opponents_in_a_few_games(tmp_path, game):
     ({"rule_games": 99}, "rule_games"),
     ({"num_steps": 0}, "num_steps"),
     ({"rule_opponents": {"nobody": 1.0}}, "rule_opponents"),
+    ({"rule_games": 2, "rule_opponents": {"pimc": 1.0}}, "search agent"),
     ({"minibatch": 5}, "minibatch"),
     ({"net_arch": "big"}, "net_arch"),
 ])

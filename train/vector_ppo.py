@@ -139,6 +139,11 @@ class VectorPPOConfig:
                 check_spec(spec, self.game)
             except ValueError as error:
                 raise ValueError(f"rule_opponents/eval_opponents: {error}") from None
+        for spec in self.rule_opponents if self.rule_games else ():
+            agent = make_agent(spec, self.game, seed=0, **env_info(self.game, self.num_players))
+            if getattr(agent, "needs_env", False):
+                raise ValueError(f"rule_opponents: {spec!r} reads the AEC env (a search agent); the batched envs "
+                                 "have none: use it in evaluation only")
         episodes = {"ring_rang": ("round", "game"), "rang": ("deal", "match")}[self.game]
         if self.episode and self.episode not in episodes:
             raise ValueError(f"episode: expected one of {episodes} for {self.game}, got {self.episode!r}")
