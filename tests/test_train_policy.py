@@ -119,3 +119,10 @@ def test_shipped_trained_policy_plays_legal_moves(game):
     for obs, mask in _observations(env, 40, seed=1):
         action = agent.act({"observation": obs, "action_mask": mask.astype(np.int8)})
         assert mask[action]
+
+
+def test_shipped_rang_policy_refuses_another_player_count():
+    if not trained_path("rang").exists():
+        pytest.skip("no shipped Rang policy yet")
+    with pytest.raises(ValueError, match="takes 4 players, not 5"):
+        make_agent("trained", "rang", seed=0, num_players=5)

@@ -421,8 +421,8 @@ def train(config: TrainConfig, resume: bool = False) -> Path:
     elapsed = time.perf_counter() - start
     policy_path = save_policy(actor_weights(model, config.game), run_dir / "policy.npz")
     plot_curve(curve_csv, run_dir / "learning_curve.png", f"{config.game}: {Path(config.run_dir).name}")
-    summary = {"steps": steps, "wall_s": wall_offset + elapsed,
-               "steps_per_s_this_session": (steps - start_steps) / max(elapsed, 1e-9)}
+    wall_total = wall_offset + elapsed
+    summary = {"steps": steps, "wall_s": wall_total, "steps_per_s": steps / max(wall_total, 1e-9)}
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
     if config.export_to:
         Path(config.export_to).parent.mkdir(parents=True, exist_ok=True)
