@@ -106,19 +106,19 @@ def peer_loops(seconds: float) -> list[dict[str, Any]]:
         from cardenvs.benchmarks.peers import measure_peers
     except ImportError:
         return []
-    return [dict(row, kind="peer") for row in measure_peers(seconds)]
+    return [dict(row, name=row["peer"], kind="peer") for row in measure_peers(seconds)]
 
 
 def format_rows(rows: list[dict[str, Any]]) -> str:
     reference = next((r["decisions_per_s"] for r in rows if r.get("name") == "RING RANG env()"), None)
-    lines = [f"{'env':<44} {'interface':<22} {'decisions/s':>13} {'x ours (RING RANG env())':>25}"]
+    lines = [f"{'env':<34} {'interface':<48} {'decisions/s':>12} {'/ RING RANG env()':>18}"]
     for row in rows:
         rate = row.get("decisions_per_s")
         if not rate:
-            lines.append(f"{row['name']:<44} {row.get('interface', ''):<22} {'skipped':>13}  {row.get('skipped', '')}")
+            lines.append(f"{row['name']:<34} {row.get('interface', ''):<48} {'skipped':>12}  {row.get('skipped', '')}")
             continue
         ratio = f"{rate / reference:.2f}" if reference else ""
-        lines.append(f"{row['name']:<44} {row.get('interface', ''):<22} {rate:>13,.0f} {ratio:>25}")
+        lines.append(f"{row['name']:<34} {row.get('interface', ''):<48} {rate:>12,.0f} {ratio:>18}")
     return "\n".join(lines)
 
 
