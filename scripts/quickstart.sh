@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The main job on a fresh machine: install, train a small self-play PPO agent for
-# RING RANG on the quick config, then evaluate it against the baselines.
+# The main job on a fresh machine: install, train a small self-play PPO agent for RING RANG
+# on the quick config (about a minute), then evaluate it against the baselines and print the table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
@@ -8,6 +8,7 @@ python3 -m venv .venv
 python -m pip install -q --upgrade pip
 python -m pip install -q "torch==2.13.0"   # CPU build first: an unpinned torch pulls a multi-GB CUDA build
 python -m pip install -q -e ".[train]"
-cardenvs train --config configs/quick_ring_rang.yaml
-cardenvs eval --game ring_rang --agents policy:path=runs/quick_ring_rang/policy.npz rules_strong random \
-  --deals 200 --workers 2 --out runs/quick_ring_rang/eval
+run="runs/quickstart-$(date +%Y%m%d-%H%M%S)"
+cardenvs train --config configs/quick_ring_rang.yaml --run-dir "$run"
+cardenvs eval --game ring_rang --agents "policy:path=$run/policy.npz" trained rules_strong random \
+  --deals 200 --workers 2 --out "$run/eval"

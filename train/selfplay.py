@@ -453,9 +453,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m cardenvs.train.selfplay", description=__doc__.splitlines()[0])
     parser.add_argument("--config", required=True, help="YAML file with the fields of TrainConfig")
     parser.add_argument("--resume", action="store_true", help="continue the run from its latest checkpoint")
+    parser.add_argument("--run-dir", help="write the run here instead of the config's run_dir")
     args = parser.parse_args(argv)
     try:
         config = load_config(args.config)
+        if args.run_dir:
+            config.run_dir = args.run_dir
         train(config, resume=args.resume)
     except ValueError as error:  # CheckpointError included
         print(f"error: {error}", file=sys.stderr)
