@@ -57,7 +57,7 @@ def tiny(game: str, run_dir: Path, **overrides) -> VectorPPOConfig:
     return config_from_dict(data, "test", VectorPPOConfig)
 
 
-def rollout_of(game: str, tmp_path: Path, num_steps: int, **overrides) -> Rollout:
+def rollout_of(game: str, tmp_path: Path, num_steps: int, win_bonus: float = 0.0, **overrides) -> Rollout:
     config = tiny(game, tmp_path, num_envs=8, league={"random": 1.0}, **overrides)
     env = make_vector_env(config, torch.device("cpu"))
     model = ActorCritic(env.observation_size, env.num_actions, [16], "relu")
@@ -66,7 +66,8 @@ def rollout_of(game: str, tmp_path: Path, num_steps: int, **overrides) -> Rollou
     obs, mask, info = env.reset()
     seating.draw(torch.arange(config.num_envs), 0)
     games = {"obs": obs, "mask": mask, "seat": info["seat"]}
-    return collect_rollout(env, model, [], seating, games, generator, num_steps, torch.zeros(config.num_envs))
+    return collect_rollout(env, model, [], seating, games, generator, num_steps, torch.zeros(config.num_envs),
+                           win_bonus)
 
 
 # ------------------------------------------------------ crediting and GAE
@@ -118,6 +119,45 @@ def reference_gae(rollout: Rollout, gamma: float, lam: float) -> tuple[torch.Ten
                 advantages[t, b], usable[t, b] = a, True
             next_value, next_advantage = v, a
     return advantages, usable
+
+
+def test_win_bonus_goes_to_the_last_decision_of_deals_the_learner_went_out_of(tmp_path):
+    torch.manual_seed(0)  # the same network weights for both rollouts: the same play
+    plain = rollout_of("rang", tmp_path / "plain", 150)
+    torch.manual_seed(0)
+    shaped = rollout_of("rang", tmp_path / "shaped", 150, win_bonus=0.5)
+    assert torch.equal(plain.earned, shaped.earned)  # same play: the env reward is untouched
+    T, B = plain.values.shape
+    expected = torch.zeros(T, B)
+    for b in range(B):
+        open_decision = None
+        for t in range(T):
+            if plain.is_decision[t, b]:
+                open_decision = t
+            if plain.done[t, b]:
+                if open_decision is not None and plain.earned[t, b] == 0:  # scored nothing: went out
+                    expected[open_decision, b] = 0.5
+                open_decision = None
+    assert expected.sum() > 0, "the rollout should hold deals the learner went out of"
+    torch.testing.assert_close(shaped.rewards - plain.rewards, expected)
+
+
+def test_init_from_copies_the_actor_and_checks_the_shape(tmp_path):
+    from cardenvs.agents.policy import save_policy
+    from cardenvs.train.vector_ppo import load_actor
+
+    source = ActorCritic(82, 28, [16], "relu")
+    path = tmp_path / "policy.npz"
+    save_policy(source.export_weights("rang"), path)
+    target = ActorCritic(82, 28, [16], "relu")
+    load_actor(target, str(path))
+    for name, array in source.export_weights("rang").items():
+        if array.dtype != object and array.ndim:
+            np.testing.assert_array_equal(target.export_weights("rang")[name], array)
+    with pytest.raises(ValueError, match="init_from"):
+        load_actor(ActorCritic(82, 28, [32], "relu"), str(path))
+    with pytest.raises(ValueError, match="win_bonus"):
+        tiny("ring_rang", tmp_path, win_bonus=1.0)
 
 
 @pytest.mark.parametrize("gamma, lam", [(1.0, 0.95), (0.9, 0.5)])

@@ -98,6 +98,11 @@ class VectorPPOConfig:
     max_snapshots: int = 10  # the newest ones are kept (a new one replaces the oldest)
     rule_games: int = 0  # the first rule_games games play rule-based opponents (slow: Python, one at a time)
     rule_opponents: dict[str, float] = field(default_factory=lambda: {"rules_strong": 1.0})  # registry spec -> weight
+    # Trainer-side shaping (the env's reward is unchanged): added to the learner's last decision of a Rang
+    # deal that ended (not by the turn limit) with the learner scoring 0 points, i.e. having gone out. Rang
+    # "deal" episodes only. Aligns the objective with the harness's win rate, not only with fewer points.
+    win_bonus: float = 0.0
+    init_from: str = ""  # a policy.npz (same net_arch/activation) whose actor starts a fresh run (warm start)
 
     # evaluation (through cardenvs.train.evaluate), checkpoints, logging
     eval_every: int = 250_000  # learner decisions between evaluations (and one at the end)
@@ -149,6 +154,8 @@ class VectorPPOConfig:
             raise ValueError(f"episode: expected one of {episodes} for {self.game}, got {self.episode!r}")
         if self.device.startswith("cuda") and not torch.cuda.is_available():
             raise ValueError(f"device: {self.device!r} requested but CUDA is not available")
+        if self.win_bonus and (self.game != "rang" or self.episode not in ("", "deal")):
+            raise ValueError(f"win_bonus: Rang 'deal' episodes only, got game={self.game!r} episode={self.episode!r}")
 
 
 # Fields that may change when a run is resumed.
@@ -204,6 +211,23 @@ class ActorCritic(nn.Module):
         weights["activation"] = np.array(self.activation)
         weights["game"] = np.array(game)
         return weights
+
+
+def load_actor(model: ActorCritic, path: str) -> None:
+    """Warm start: copy a policy.npz's actor arrays (``export_weights``' names) into ``model``'s actor."""
+    weights = np.load(path)
+    linears = [m for m in model.actor_body if isinstance(m, nn.Linear)] + [model.action]
+    names = [f"hidden{i}" for i in range(len(linears) - 1)] + ["action"]
+    for name, linear in zip(names, linears, strict=True):
+        for part in ("weight", "bias"):
+            key = f"{name}/{part}"
+            if key not in weights or weights[key].shape != tuple(getattr(linear, part).shape):
+                raise ValueError(f"init_from: {path} has no {key} of shape {tuple(getattr(linear, part).shape)} "
+                                 "(net_arch must match)")
+            with torch.no_grad():
+                getattr(linear, part).copy_(torch.as_tensor(weights[key]))
+    if str(weights["activation"]) != model.activation:
+        raise ValueError(f"init_from: {path} uses activation {str(weights['activation'])!r}, not {model.activation!r}")
 
 
 class FrozenActor:
@@ -341,11 +365,13 @@ class Rollout:
 
 def collect_rollout(env: Any, model: ActorCritic, frozen: list[FrozenActor], seating: Seating,
                     games: dict[str, torch.Tensor], generator: torch.Generator, num_steps: int,
-                    return_so_far: torch.Tensor) -> Rollout:
+                    return_so_far: torch.Tensor, win_bonus: float = 0.0) -> Rollout:
     """Step every game ``num_steps`` times: the learner and its opponents act, rewards go to the decisions.
 
     ``games`` (obs, mask, seat of the decision due in every game) is updated in place;
-    ``return_so_far`` (the learner side's return in each episode in flight) too.
+    ``return_so_far`` (the learner side's return in each episode in flight) too. ``win_bonus`` is added
+    to the closing decision of an ended, untruncated deal where the learner scored 0 (shaping only:
+    ``earned`` and the returns stay the env's reward).
     """
     T, B, device = num_steps, env.batch_size, env.device
     obs, mask, seat = games["obs"], games["mask"], games["seat"]
@@ -405,6 +431,9 @@ def collect_rollout(env: Any, model: ActorCritic, frozen: list[FrozenActor], sea
             ended = done.nonzero().squeeze(1)
             closed = ended[last_decision[ended] >= 0]
             terminal[last_decision[closed], closed] = True
+            if win_bonus:
+                won = closed[(earned[closed] == 0) & ~info["truncated"][closed]]
+                rewards[last_decision[won], won] += win_bonus
             last_decision[ended] = -1
             finished_returns += return_so_far[ended].tolist()
             return_so_far[ended] = 0.0
@@ -501,6 +530,8 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
     seating = Seating(config, num_seats, device, generator)
     all_games = torch.arange(config.num_envs, device=device)
     if checkpoint is None:
+        if config.init_from:
+            load_actor(model, config.init_from)
         obs, mask, info = env.reset()
         seat = info["seat"]
         seating.draw(all_games, 0)
@@ -539,7 +570,8 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
     while steps < config.total_steps:
         iteration += 1
         rollout_start = time.perf_counter()
-        rollout = collect_rollout(env, model, frozen, seating, games, generator, config.num_steps, return_so_far)
+        rollout = collect_rollout(env, model, frozen, seating, games, generator, config.num_steps, return_so_far,
+                                  config.win_bonus)
         advantages, usable = decision_advantages(rollout, config.gamma, config.gae_lambda)
         episode_returns += rollout.finished_returns
         index = rollout.slot[usable]
