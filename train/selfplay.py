@@ -243,6 +243,27 @@ def load_checkpoint(run_dir: Path) -> tuple[Path, dict]:
     return folder, state
 
 
+def open_run_dir(run_dir: Path, config: Any, resume: bool, resumable: tuple[str, ...]) -> tuple[Path, dict] | None:
+    """Check the run folder before anything is written; the checkpoint to resume, if any.
+
+    A resume must use the checkpoint's config except the ``resumable`` fields; a fresh run
+    refuses a folder that already holds one.
+    """
+    checkpoint = None
+    if resume:
+        folder, state = load_checkpoint(run_dir)
+        saved = state["config"]
+        changed = sorted(k for k, v in asdict(config).items() if k not in resumable and saved.get(k) != v)
+        if changed:
+            raise ValueError(f"--resume: the config differs from the checkpoint's in {changed}")
+        checkpoint = (folder, state)
+    elif (run_dir / "checkpoints" / "latest.json").exists():
+        raise ValueError(f"{run_dir} already holds a run; use --resume, or another run_dir")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "config.json").write_text(json.dumps(asdict(config), indent=1))
+    return checkpoint
+
+
 def _jsonable(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return value.tolist()
@@ -329,19 +350,7 @@ def train(config: TrainConfig, resume: bool = False) -> Path:
     curve_csv = run_dir / "curve.csv"
 
     # -- the checkpoint to resume (checked before anything is written)
-    checkpoint = None
-    if resume:
-        folder, state = load_checkpoint(run_dir)
-        saved = state["config"]
-        free = RESUMABLE_CHANGES
-        changed = sorted(k for k, v in asdict(config).items() if k not in free and saved.get(k) != v)
-        if changed:
-            raise ValueError(f"--resume: the config differs from the checkpoint's in {changed}")
-        checkpoint = (folder, state)
-    elif (run_dir / "checkpoints" / "latest.json").exists():
-        raise ValueError(f"{run_dir} already holds a run; use --resume, or another run_dir")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.json").write_text(json.dumps(asdict(config), indent=1))
+    checkpoint = open_run_dir(run_dir, config, resume, RESUMABLE_CHANGES)
 
     # -- the opponent pool and the envs
     pool = OpponentPool(config.game, dict(config.opponents), config.snapshot_weight, config.max_snapshots)

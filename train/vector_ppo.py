@@ -51,8 +51,8 @@ from cardenvs.train.selfplay import (
     _truncate_curve,
     commit_checkpoint,
     evaluate_policy,
-    load_checkpoint,
     load_config,
+    open_run_dir,
     plot_curve,
 )
 from cardenvs.train.wrappers import DEFAULT_EPISODE, Snapshot, env_info
@@ -506,18 +506,7 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
     curve_csv = run_dir / "curve.csv"
 
     # -- the checkpoint to resume (checked before anything is written)
-    checkpoint = None
-    if resume:
-        folder, state = load_checkpoint(run_dir)
-        changed = sorted(k for k, v in asdict(config).items()
-                         if k not in RESUMABLE_CHANGES and state["config"].get(k) != v)
-        if changed:
-            raise ValueError(f"--resume: the config differs from the checkpoint's in {changed}")
-        checkpoint = (folder, state)
-    elif (run_dir / "checkpoints" / "latest.json").exists():
-        raise ValueError(f"{run_dir} already holds a run; use --resume, or another run_dir")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.json").write_text(json.dumps(asdict(config), indent=1))
+    checkpoint = open_run_dir(run_dir, config, resume, RESUMABLE_CHANGES)
 
     # -- the env, the network, the league, the seating
     torch.manual_seed(config.seed)
