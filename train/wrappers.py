@@ -213,7 +213,7 @@ class SelfPlayEnv(gym.Env):
             key = ("snapshot:" + entry.name, seat)
             agent = self._agents.get(key)
             if agent is None or agent.weights is not entry.weights:  # type: ignore[attr-defined]
-                agent = self._agents[key] = PolicyAgent(weights=entry.weights, deterministic=False)
+                agent = self._agents[key] = PolicyAgent(weights=entry.weights, greedy=False)
                 agent.name = "snapshot:" + entry.name
             return agent
         key = (entry, seat)
