@@ -9,35 +9,20 @@ driven by the fuzzer of ``scripts/fuzz.py``) still ends every game correctly.
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import pickle
 import random
-import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from fuzz_script import fuzz
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cardenvs import rang_v0, ring_rang_v0
 from cardenvs.base import IllegalActionError
-
-
-def _load_fuzz_module():
-    """scripts/fuzz.py is a script, not a package module: load it by path (one fuzzer for suite and long runs)."""
-    path = Path(__file__).resolve().parents[1] / "scripts" / "fuzz.py"
-    spec = importlib.util.spec_from_file_location("cardenvs_fuzz", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-fuzz = _load_fuzz_module()
 
 MAKERS: dict[str, Callable[[], Any]] = {
     "ring_rang": lambda: ring_rang_v0.env(),

@@ -10,30 +10,16 @@ round, so a game has <= 39 rounds (<= 2379 decisions).
 
 from __future__ import annotations
 
-import importlib.util
 import random
-import sys
 import types
-from pathlib import Path
 
 import numpy as np
 import pytest
+from fuzz_script import fuzz
 
 from cardenvs import rang_v0, ring_rang_v0
 from cardenvs.rang.engine import RangGame
 from cardenvs.ring_rang.engine import ACTION_KNOCK, NUM_TRICKS, TARGET_SCORE, RingRangGame
-
-
-def _load_fuzz_module():
-    path = Path(__file__).resolve().parents[1] / "scripts" / "fuzz.py"
-    spec = importlib.util.spec_from_file_location("cardenvs_fuzz", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-fuzz = _load_fuzz_module()
 
 RANG_DECISIONS_PER_TURN = 5  # a turn, or up to 4 Jokers played in a row and the free card after them
 RING_RANG_DECISIONS_PER_ROUND = 1 + 52 + 4 + 4  # trump, cards, knocks (A K Q J), declarations

@@ -264,6 +264,14 @@ def open_run_dir(run_dir: Path, config: Any, resume: bool, resumable: tuple[str,
     return checkpoint
 
 
+def publish_outputs(config: Any, policy_path: Path, curve_png: Path) -> None:
+    """Copy the final policy and learning curve where the config's ``export_to``/``curve_to`` ask."""
+    for source, target in ((policy_path, config.export_to), (curve_png, config.curve_to)):
+        if target:
+            Path(target).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+
+
 def _jsonable(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return value.tolist()
@@ -433,12 +441,7 @@ def train(config: TrainConfig, resume: bool = False) -> Path:
     wall_total = wall_offset + elapsed
     summary = {"steps": steps, "wall_s": wall_total, "steps_per_s": steps / max(wall_total, 1e-9)}
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
-    if config.export_to:
-        Path(config.export_to).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(policy_path, config.export_to)
-    if config.curve_to:
-        Path(config.curve_to).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(run_dir / "learning_curve.png", config.curve_to)
+    publish_outputs(config, policy_path, run_dir / "learning_curve.png")
     print(f"done: {steps} steps in {summary['wall_s']:.0f} s; policy {policy_path}", file=sys.stderr)
     return policy_path
 

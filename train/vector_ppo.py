@@ -54,6 +54,7 @@ from cardenvs.train.selfplay import (
     load_config,
     open_run_dir,
     plot_curve,
+    publish_outputs,
 )
 from cardenvs.train.wrappers import DEFAULT_EPISODE, Snapshot, env_info
 
@@ -671,12 +672,7 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
                "env_steps_per_s_this_session": (env_steps - start_env_steps) / max(elapsed, 1e-9),
                "decisions_per_s_this_session": (steps - start_steps) / max(elapsed, 1e-9)}
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
-    if config.export_to:
-        Path(config.export_to).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(policy_path, config.export_to)
-    if config.curve_to:
-        Path(config.curve_to).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(run_dir / "learning_curve.png", config.curve_to)
+    publish_outputs(config, policy_path, run_dir / "learning_curve.png")
     print(f"done: {steps} learner decisions ({env_steps} env steps) in {summary['wall_s']:.0f} s; this session "
           f"{summary['env_steps_per_s_this_session']:.0f} env steps/s, "
           f"{summary['decisions_per_s_this_session']:.0f} decisions/s; policy {policy_path}", file=sys.stderr)

@@ -1,0 +1,18 @@
+"""scripts/fuzz.py loaded by path, so the suite and the long runs share one fuzzer."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+
+def _load_fuzz_module():
+    """scripts/fuzz.py is a script, not a package module: load it by path (one fuzzer for suite and long runs)."""
+    path = Path(__file__).resolve().parents[1] / "scripts" / "fuzz.py"
+    spec = importlib.util.spec_from_file_location("cardenvs_fuzz", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+fuzz = _load_fuzz_module()
