@@ -32,6 +32,7 @@ import numpy as np
 from cardenvs.agents.registry import GAMES, check_spec, make_agent
 from cardenvs.cards import CODES
 
+from .config_files import config_from_dict, read_yaml_mapping
 from .stats import Rating, mean_interval, wilson_interval
 
 
@@ -379,26 +380,10 @@ def evaluate(config: EvalConfig) -> dict[str, Any]:
 # --------------------------------------------------------------------- CLI
 def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> EvalConfig:
     """An EvalConfig from YAML; unknown or ill-typed fields are errors that name the field."""
-    import yaml
-
-    try:
-        with open(path) as f:
-            data = yaml.safe_load(f) or {}
-    except OSError as error:
-        raise ValueError(f"cannot read eval config {path}: {error}") from None
-    except yaml.YAMLError as error:
-        raise ValueError(f"eval config {path} is not valid YAML: {error}") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"eval config {path}: expected a mapping of fields")
+    data = read_yaml_mapping(path, "eval config")
     data = data.get("eval", data)
-    known = set(EvalConfig.__dataclass_fields__)
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise ValueError(f"eval config {path}: unknown field(s) {unknown}; known: {sorted(known)}")
     data.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    config = EvalConfig(**data)
-    config.validate()
-    return config
+    return config_from_dict(data, f"eval config {path}", EvalConfig)
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:

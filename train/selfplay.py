@@ -29,9 +29,7 @@ import random
 import shutil
 import sys
 import time
-import types
-import typing
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +37,8 @@ import numpy as np
 
 from cardenvs.agents.registry import GAMES, check_spec
 
+from . import config_files
+from .config_files import read_yaml_mapping
 from .wrappers import DEFAULT_EPISODE, OpponentPool, SelfPlayEnv, Snapshot
 
 
@@ -114,58 +114,12 @@ class TrainConfig:
 
 def load_config(path: str | Path, schema: type = TrainConfig) -> Any:
     """A ``schema`` (default TrainConfig) from YAML; an unknown or ill-typed field is a ValueError naming it."""
-    import yaml
-
-    try:
-        data = yaml.safe_load(Path(path).read_text()) or {}
-    except OSError as error:
-        raise ValueError(f"cannot read train config {path}: {error}") from None
-    except yaml.YAMLError as error:
-        raise ValueError(f"train config {path} is not valid YAML: {error}") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"train config {path}: expected a mapping of fields")
-    return config_from_dict(data, str(path), schema)
+    return config_from_dict(read_yaml_mapping(path, "train config"), str(path), schema)
 
 
 def config_from_dict(data: dict[str, Any], source: str = "config", schema: type = TrainConfig) -> Any:
-    """A ``schema`` dataclass (with a ``validate()`` method) from a mapping, every field type-checked."""
-    hints = typing.get_type_hints(schema)
-    known = {f.name for f in fields(schema)}
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise ValueError(f"{source}: unknown field(s) {unknown}; known: {sorted(known)}")
-    for name, value in data.items():
-        if not _has_type(value, hints[name]):
-            raise ValueError(f"{source}: field {name!r} expects {_type_name(hints[name])}, got {value!r}")
-    config = schema(**data)
-    try:
-        config.validate()
-    except ValueError as error:
-        raise ValueError(f"{source}: {error}") from None
-    return config
-
-
-def _has_type(value: Any, hint: Any) -> bool:
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        return any(_has_type(value, h) for h in typing.get_args(hint))
-    if hint is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if origin is list:
-        (item,) = typing.get_args(hint)
-        return isinstance(value, list) and all(_has_type(v, item) for v in value)
-    if origin is dict:
-        key, item = typing.get_args(hint)
-        return isinstance(value, dict) and all(_has_type(k, key) and _has_type(v, item) for k, v in value.items())
-    if hint is Any:
-        return True
-    return isinstance(value, hint)
-
-
-def _type_name(hint: Any) -> str:
-    return getattr(hint, "__name__", None) or str(hint).replace("typing.", "")
+    """A ``schema`` dataclass from a mapping, every field type-checked (see :mod:`.config_files`)."""
+    return config_files.config_from_dict(data, source, schema)
 
 
 # Fields that may change when a run is resumed (a curriculum: e.g. add baselines to the pool later).
