@@ -190,3 +190,22 @@ def test_benchmark_rows_split_over_processes():
     row = next(r for r in rows if r["game"] == "ring_rang")
     assert "2 procs" in row["interface"]
     assert row["decisions"] % 3 == 0 and row["decisions"] > 0
+
+
+def test_random_legal_actions_are_legal_and_uniform():
+    """Each legal action of a row is picked with frequency 1/count (chi-square), illegal ones never."""
+    generator = torch.Generator().manual_seed(5)
+    rows = 20000
+    mask = torch.zeros(rows, 57, dtype=torch.bool)
+    mask[:, [0, 13, 51, 56]] = True  # four legal actions, the last column included
+    mask[rows // 2:, 13] = False  # half the rows have three
+    picks = random_legal_actions(mask, generator)
+    assert bool(mask.gather(1, picks.unsqueeze(1)).all())
+    for half, legal in ((picks[: rows // 2], [0, 13, 51, 56]), (picks[rows // 2:], [0, 51, 56])):
+        observed = np.array([int((half == a).sum()) for a in legal], dtype=float)
+        expected = len(half) / len(legal)
+        chi_square = float(((observed - expected) ** 2 / expected).sum())
+        assert chi_square < 16.3  # p = 0.001 for 3 degrees of freedom
+    single = torch.zeros(3, 57, dtype=torch.bool)
+    single[torch.arange(3), torch.tensor([0, 30, 56])] = True
+    assert random_legal_actions(single, generator).tolist() == [0, 30, 56]

@@ -10,7 +10,7 @@ rotation, rewards +-1 at the end) are both supported.
 The state is kept per game in absolute seats (``owner[b, card]`` = seat dealt the card,
 ``played[b, card]``, the current trick by seat, counters), next to every seat's observation
 as bytes (``views``, B x 4 x 640): a card or knock updates a few bytes of the four views with
-one ``index_fill_``, a trick's end a few more, and a new deal or the trump choice rebuilds the
+one ``index_fill_``, a trick's end or the trump choice a few more, and a new deal rebuilds the
 views of those games densely from the state. The step returns the acting seat's row as float32.
 Auto-reset and the trick-end updates select games with ``nonzero`` (host syncs on a GPU).
 """
@@ -35,6 +35,7 @@ from cardenvs.ring_rang.engine import (
 from cardenvs.ring_rang_v0 import (
     CURRENT,
     FIRST_LIFT,
+    HAND,
     KNOCKING_OVER,
     KNOCKS,
     LEADER,
@@ -42,10 +43,12 @@ from cardenvs.ring_rang_v0 import (
     MAX_SCORE,
     OBSERVATION_PARTS,
     OBSERVATION_SIZE,
+    PHASE,
     PILE,
     PLAYED,
     STREAK,
     TRICK_NUMBER,
+    TRUMP,
 )
 from cardenvs.vector.common import check_actions, make_generator, tensor_bytes
 
@@ -254,7 +257,7 @@ class RingRangVectorEnv:
         self.generator.set_state(data["generator"])
         self._ready = bool(data.get("ready", True))
         if self._ready:
-            self._mask = self._legal_mask(self._acting_hand())
+            self._mask = self._acting_mask(self._acting_rows())
 
     # --------------------------------------------------------------- checks
     def _check_decks(self, decks: torch.Tensor) -> torch.Tensor:
@@ -394,9 +397,12 @@ class RingRangVectorEnv:
         rewards = value.unsqueeze(1).to(torch.float32) * self._team_signs
         if bool(done.any()):
             self._new_episodes(done.nonzero().squeeze(1))
-        rebuilt = (choosing | round_over).nonzero().squeeze(1)
-        if len(rebuilt):
-            self._rebuild_views(rebuilt)
+        chosen = choosing.nonzero().squeeze(1)
+        if len(chosen):
+            self._observe_trump_choice(chosen)
+        dealt = round_over.nonzero().squeeze(1)
+        if len(dealt):
+            self._rebuild_views(dealt)
         return rewards, done
 
     # ------------------------------------------------- incremental views
@@ -473,8 +479,17 @@ class RingRangVectorEnv:
         flat.index_fill_(0, zeros.view(-1), 0)
         flat.index_fill_(0, ones.view(-1), 1)
 
+    def _observe_trump_choice(self, games: torch.Tensor) -> None:
+        """In ``games`` trump was just chosen: every seat sees its whole hand, the trump, the play phase."""
+        rows = self._view_rows[games]
+        hands = rows.gather(1, self.owner[games].long()) + HAND + self._cards  # each card in its owner's view
+        flat = self.views.view(-1)
+        flat.index_fill_(0, (rows + PHASE + PHASE_TRUMP).view(-1), 0)
+        ones = torch.cat([hands, rows + PHASE + PHASE_PLAY, rows + TRUMP + self.trump[games].unsqueeze(1)], dim=1)
+        flat.index_fill_(0, ones.view(-1), 1)
+
     def _rebuild_views(self, games: torch.Tensor) -> None:
-        """All four views of ``games`` from scratch (after a deal, the trump choice or a round's end)."""
+        """All four views of ``games`` from scratch (after a deal or a round's end)."""
         viewers = self._seats.repeat(len(games))
         self.views[games, :, :OBSERVATION_SIZE] = self._dense_views(games.repeat_interleave(NUM_SEATS), viewers).view(
             len(games), NUM_SEATS, OBSERVATION_SIZE)
@@ -503,9 +518,15 @@ class RingRangVectorEnv:
         self._start_rounds(games, self._shuffled_decks(count), choosers)
 
     # ----------------------------------------------------------- observation
-    def _acting_hand(self) -> torch.Tensor:
-        """(B, 52) cards in the hand of the seat to act (the whole deal counts, see ``_observe``)."""
-        return (self.owner == self.to_act.unsqueeze(1)) & ~self.played
+    def _acting_rows(self) -> torch.Tensor:
+        """(B, OBSERVATION_SIZE) uint8: the view of the seat to act in each game."""
+        rows = self.views.view(-1, _VIEW_SIZE)[:, :OBSERVATION_SIZE]
+        return rows.index_select(0, self._games * NUM_SEATS + self.to_act)
+
+    def _acting_mask(self, rows: torch.Tensor) -> torch.Tensor:
+        """The legal actions from the acting seats' views: in the play phase a view's hand part
+        is the whole hand (while choosing trump only the 4 trump actions are legal)."""
+        return self._legal_mask(rows[:, HAND : HAND + 52].bool())
 
     def _legal_mask(self, hand: torch.Tensor) -> torch.Tensor:
         batch = self.batch_size
@@ -562,9 +583,6 @@ class RingRangVectorEnv:
         return torch.cat(parts, dim=1).view(torch.uint8)
 
     def _outputs(self) -> tuple[torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
-        self._mask = self._legal_mask(self._acting_hand())
-        # Whole rows are copied as int64 words (640 bytes), then the spare column is dropped.
-        words = self.views.view(torch.int64).view(-1, _VIEW_SIZE // 8)
-        rows = words.index_select(0, self._games * NUM_SEATS + self.to_act)
-        obs = rows.view(torch.uint8)[:, :OBSERVATION_SIZE].to(torch.float32)
-        return obs, self._mask.clone(), {"seat": self.to_act.clone()}
+        rows = self._acting_rows()
+        self._mask = self._acting_mask(rows)
+        return rows.to(torch.float32), self._mask.clone(), {"seat": self.to_act.clone()}
