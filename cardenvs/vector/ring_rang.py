@@ -162,7 +162,7 @@ class RingRangVectorEnv:
         dev = self.device
         self._games = torch.arange(batch_size, device=dev)
         self._cards = torch.arange(52, device=dev)
-        self._suit_of_card = self._cards // 13
+        self._suits = torch.arange(4, device=dev)
         self._deal_offsets = torch.tensor(DEAL_OFFSETS, device=dev)
         self._seats = torch.arange(NUM_SEATS, device=dev)
         self._team_signs = torch.tensor([1.0, -1.0, 1.0, -1.0], device=dev)
@@ -359,7 +359,8 @@ class RingRangVectorEnv:
 
         # Trick end: the winner puts it on the pile and lifts when the rules allow.
         done_trick = self.trick_count == 4
-        self._observe_action(seat, card, play, lead & ~done_trick, knock, honour, knock_ended_before, done_trick)
+        zeros, ones = self._observe_action(seat, card, play, lead & ~done_trick, knock, honour, knock_ended_before,
+                                           done_trick)
         counters_before = (self.tricks_played, self.pile, self.streak, self.lifted.clone())
         winner = self.best_seat
         self.tricks_played = self.tricks_played + done_trick
@@ -379,7 +380,9 @@ class RingRangVectorEnv:
         round_over = done_trick & (self.tricks_played == NUM_TRICKS)
         ended_tricks = (done_trick & ~round_over).nonzero().squeeze(1)
         if len(ended_tricks):
-            self._observe_trick_end(ended_tricks, trick_before, leader_before, counters_before)
+            zeros, ones = self._observe_trick_end(ended_tricks, trick_before, leader_before, counters_before,
+                                                  zeros, ones)
+        self._fill_views(zeros, ones)
         team = (self.lifted[:, 0] < 7).long()
         slam = self.lifted.gather(1, team.unsqueeze(1)).squeeze(1) == NUM_TRICKS
         points = torch.where(slam, torch.where(team == (self.chooser & 1), 2, 3), 1)
@@ -420,8 +423,8 @@ class RingRangVectorEnv:
         honour: torch.Tensor,
         knock_ended_before: torch.Tensor,
         done_trick: torch.Tensor,
-    ) -> None:
-        """Write what every seat sees of this step's card or knock (the trick's end: below)."""
+    ) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+        """The view bytes to clear and to set for this step's card or knock (the trick's end: below)."""
         rows = self._view_rows  # (B, 4) first flat index of each viewer's vector
         rel = self._relative(seat)
         card_column = card.unsqueeze(1)
@@ -434,9 +437,7 @@ class RingRangVectorEnv:
         ones += [(rows + LEADER + rel)[lead], (rows + (KNOCKS + honour.unsqueeze(1) * 4) + rel)[knock],
                  rows[newly_over] + KNOCKING_OVER]
         gone = torch.where(play, rows.gather(1, seat.unsqueeze(1)).squeeze(1) + card, rows[:, 0] + _SINK)
-        flat = self.views.view(-1)
-        flat.index_fill_(0, gone, 0)
-        flat.index_fill_(0, torch.cat([part.reshape(-1) for part in ones]), 1)
+        return [gone], ones
 
     def _observe_trick_end(
         self,
@@ -444,8 +445,13 @@ class RingRangVectorEnv:
         trick_before: torch.Tensor,
         leader_before: torch.Tensor,
         counters_before: tuple[torch.Tensor, ...],
-    ) -> None:
-        """In ``games`` a trick (not the last) just ended: clear the table, move the counters."""
+        zeros: list[torch.Tensor],
+        ones: list[torch.Tensor],
+    ) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+        """In ``games`` a trick (not the last) just ended: clear the table, move the counters.
+
+        Extends the bytes to clear and to set of :meth:`_observe_action` (which touches other
+        columns of these games: the trick's last card is never shown on the table)."""
         tricks_before, pile_before, streak_before, lifted_before = (c[games] for c in counters_before)
         rows = self._view_rows[games]
         sink = rows + _SINK
@@ -465,19 +471,17 @@ class RingRangVectorEnv:
         trick_columns = CURRENT + ((self._seats.view(1, 1, 4) - self._seats.view(1, 4, 1)) & 3) * 52
         current = torch.where((trick >= 0).unsqueeze(1), rows.unsqueeze(2) + trick_columns + trick.unsqueeze(1),
                               sink.unsqueeze(2))
-        zeros = torch.cat(
-            [current.view(len(games), -1), rows + LEADER + self._relative(leader_before[games]),
-             *counters(tricks_before, pile_before, streak_before, lifted_before)],
-            dim=1,
-        )
-        ones = torch.cat(
-            [torch.where(self.lifted_any[games].unsqueeze(1), rows + FIRST_LIFT, sink),
-             *counters(self.tricks_played[games], self.pile[games], self.streak[games], self.lifted[games])],
-            dim=1,
-        )
+        zeros = zeros + [current, rows + LEADER + self._relative(leader_before[games]),
+                         *counters(tricks_before, pile_before, streak_before, lifted_before)]
+        ones = ones + [torch.where(self.lifted_any[games].unsqueeze(1), rows + FIRST_LIFT, sink),
+                       *counters(self.tricks_played[games], self.pile[games], self.streak[games], self.lifted[games])]
+        return zeros, ones
+
+    def _fill_views(self, zeros: list[torch.Tensor], ones: list[torch.Tensor]) -> None:
+        """Clear the view bytes at the flat indices ``zeros``, then set those at ``ones``."""
         flat = self.views.view(-1)
-        flat.index_fill_(0, zeros.view(-1), 0)
-        flat.index_fill_(0, ones.view(-1), 1)
+        flat.index_fill_(0, torch.cat([part.reshape(-1) for part in zeros]), 0)
+        flat.index_fill_(0, torch.cat([part.reshape(-1) for part in ones]), 1)
 
     def _observe_trump_choice(self, games: torch.Tensor) -> None:
         """In ``games`` trump was just chosen: every seat sees its whole hand, the trump, the play phase."""
@@ -529,13 +533,17 @@ class RingRangVectorEnv:
         return self._legal_mask(rows[:, HAND : HAND + 52].bool())
 
     def _legal_mask(self, hand: torch.Tensor) -> torch.Tensor:
+        """(B, NUM_ACTIONS): follow the led suit if you can; trump actions while choosing; knock
+        while holding the next honour. Suits are handled as (B, 4) rows to keep the work small."""
         batch = self.batch_size
         playing = self.phase == PHASE_PLAY
-        led = self.trick[self._games, self.leader]
-        same = hand & (self._suit_of_card == (led // 13).unsqueeze(1))
-        follow = (self.trick_count > 0) & same.any(dim=1)
-        allowed = torch.where(follow.unsqueeze(1), same, hand) & playing.unsqueeze(1)
-        can_knock = playing & ~self.knock_ended & hand[self._games, self._honour_card()]
+        by_suit = hand.view(batch, 4, 13)
+        led_suit = self.trick.gather(1, self.leader.unsqueeze(1)) // 13  # (B, 1); -1 with no card led
+        is_led = self._suits == led_suit  # (B, 4), all False with no card led
+        follow = (is_led & by_suit.any(dim=2)).any(dim=1, keepdim=True)
+        suits = (is_led | ~follow) & playing.unsqueeze(1)
+        allowed = (by_suit & suits.unsqueeze(2)).view(batch, 52)
+        can_knock = playing & ~self.knock_ended & hand.gather(1, self._honour_card().unsqueeze(1)).squeeze(1)
         return torch.cat([allowed, (~playing).unsqueeze(1).expand(batch, 4), can_knock.unsqueeze(1)], dim=1)
 
     def _dense_views(self, games: torch.Tensor, viewers: torch.Tensor) -> torch.Tensor:
