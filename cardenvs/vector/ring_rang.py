@@ -33,7 +33,9 @@ from cardenvs.ring_rang.engine import (
     TARGET_SCORE,
 )
 from cardenvs.ring_rang_v0 import (
+    CHOOSER,
     CURRENT,
+    DEALER,
     FIRST_LIFT,
     HAND,
     KNOCKING_OVER,
@@ -46,6 +48,7 @@ from cardenvs.ring_rang_v0 import (
     PHASE,
     PILE,
     PLAYED,
+    SCORES,
     STREAK,
     TRICK_NUMBER,
     TRUMP,
@@ -405,7 +408,7 @@ class RingRangVectorEnv:
             self._observe_trump_choice(chosen)
         dealt = round_over.nonzero().squeeze(1)
         if len(dealt):
-            self._rebuild_views(dealt)
+            self._observe_deal(dealt)
         return rewards, done
 
     # ------------------------------------------------- incremental views
@@ -492,8 +495,31 @@ class RingRangVectorEnv:
         ones = torch.cat([hands, rows + PHASE + PHASE_PLAY, rows + TRUMP + self.trump[games].unsqueeze(1)], dim=1)
         flat.index_fill_(0, ones.view(-1), 1)
 
+    def _observe_deal(self, games: torch.Tensor) -> None:
+        """In ``games`` a round was just dealt: the views of a fresh deal, written directly.
+
+        (What :meth:`_dense_views` gives right after ``_start_rounds``, at a fraction of its
+        cost; the differential test checks the two agree.) Every view shows: phase trump, no
+        trick, empty pile, 0 tricks lifted per team, the scores, chooser and dealer; the chooser's
+        view also its first five cards.
+        """
+        rows = self._view_rows[games]
+        self.views[games] = 0
+        own = self._seats & 1
+        scores = self.scores[games].clamp(max=MAX_SCORE)  # (n, 2) by team
+        chooser = self.chooser[games]
+        ones = [
+            rows + PHASE + PHASE_TRUMP, rows + TRICK_NUMBER, rows + PILE, rows + LIFTED, rows + (LIFTED + 14),
+            rows + SCORES + scores[:, own], rows + (SCORES + MAX_SCORE + 1) + scores[:, 1 - own],
+            rows + CHOOSER + self._relative(chooser), rows + DEALER + self._relative(chooser + 3),
+            rows.gather(1, chooser.unsqueeze(1)) + HAND + self.deck[games, :5],
+        ]
+        if not self.knocking:
+            ones.append(rows + KNOCKING_OVER)
+        self.views.view(-1).index_fill_(0, torch.cat([part.reshape(-1) for part in ones]), 1)
+
     def _rebuild_views(self, games: torch.Tensor) -> None:
-        """All four views of ``games`` from scratch (after a deal or a round's end)."""
+        """All four views of ``games`` from the state (at reset)."""
         viewers = self._seats.repeat(len(games))
         self.views[games, :, :OBSERVATION_SIZE] = self._dense_views(games.repeat_interleave(NUM_SEATS), viewers).view(
             len(games), NUM_SEATS, OBSERVATION_SIZE)
