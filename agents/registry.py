@@ -7,6 +7,7 @@ given as ``"module:attr"`` and imported on first use, so listing an agent costs 
 
 from __future__ import annotations
 
+import inspect
 from importlib import import_module
 from typing import Any
 
@@ -86,6 +87,14 @@ def make_agent(spec: str, game: str, seed: int | None = None, **env_info: Any) -
     name, params = parse_spec(spec)
     module_name, _, attr = AGENTS[game][name].partition(":")
     factory = getattr(import_module(module_name), attr)
+    # A spec parameter must be named by the factory, or forwarded by its ``**params`` to a
+    # constructor that names it; ``**_`` (ignore the env_info you do not need) must not
+    # swallow a misspelt one.
+    accepted = inspect.signature(factory).parameters
+    ignores = any(p.kind is p.VAR_KEYWORD and name == "_" for name, p in accepted.items())
+    unknown = sorted(key for key in params if ignores and key not in accepted)
+    if unknown:
+        raise ValueError(f"agent {spec!r}: unknown parameter(s) {', '.join(unknown)}")
     try:
         agent = factory(seed=seed, **params, **env_info)
     except TypeError as error:

@@ -238,6 +238,12 @@ def test_registry_rejects_unknown_parameters():
     with pytest.raises(ValueError, match="bad parameters"):
         make_agent("rules_strong:depth=3", "ring_rang")
     assert make_agent("rules_strong:keep_trumps=2", "ring_rang").keep_trumps == 2
+    # Factories and constructors that ignore unneeded env_info (``**_``) still refuse a misspelt
+    # spec parameter (it once made snapshots play greedily without a word).
+    for spec in ("random:seeed=1", "trained:greedyy=false", "pimc:world=2", "ismcts:iteration=5"):
+        with pytest.raises(ValueError, match="parameter"):
+            make_agent(spec, "ring_rang")
+    assert make_agent("trained:greedy=false", "ring_rang").greedy is False
     with pytest.raises(ValueError, match="keep_trumps"):
         StrongRulesAgent(keep_trumps=-1)
 
