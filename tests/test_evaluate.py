@@ -26,6 +26,20 @@ def test_rang_seats_are_shared_evenly_when_they_do_not_divide():
         assert sum(seats[seat] == "a" for seats in layouts) == 7
 
 
+def test_rang_with_more_agents_than_seats_plays_every_group_rotated():
+    config = EvalConfig(game="rang", agents=["a", "b", "c", "d", "e"], num_players=4)
+    layouts = arrangements(config)
+    assert len(layouts) == 5 * 4  # C(5, 4) groups, each in 4 rotations
+    for name in "abcde":
+        assert [sum(seats[s] == name for seats in layouts) for s in range(4)] == [4] * 4
+    for pair in [("a", "b"), ("a", "c"), ("b", "e"), ("d", "e")]:
+        assert sum(set(pair) <= set(seats) for seats in layouts) == 3 * 4
+    result = evaluate(EvalConfig(game="rang", agents=["random", "rules_basic", "rules_strong"], num_players=2,
+                                 deals=2, progress=False))
+    assert sorted(r["episodes"] for r in result["table"]) == [8, 8, 8]  # 2 deals x 3 pairs x 2 rotations, 2 of 3
+    assert len(result["rating"]["table"]) == 3
+
+
 def test_deals_are_a_function_of_seed_and_index():
     config = EvalConfig(game="ring_rang", seed=3)
     assert deal_options(config, 5) == deal_options(config, 5)

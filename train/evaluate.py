@@ -2,7 +2,8 @@
 
 RING RANG is played in duplicate form: every deal is played twice with the
 same cards and chooser, the two teams' agents swapping seats, so the luck of
-the cards cancels. Rang rotates the line-up over the seats on the same deal.
+the cards cancels. Rang rotates the line-up over the seats on the same deal
+(more agents than seats: every group of that many agents, each rotated).
 Each deal is one scoring unit: a RING RANG round (``episode="round"``) or a
 Rang deal (``episode="deal"``); ``unit: game`` plays whole games/matches
 instead. The envs are driven only through the public contract (``env()``,
@@ -66,8 +67,6 @@ class EvalConfig:
             raise ValueError(f"unit: expected 'deal' or 'game', got {self.unit!r}")
         if self.game == "rang" and not 2 <= self.num_players <= 10:
             raise ValueError(f"num_players: Rang takes 2..10 players, got {self.num_players}")
-        if self.game == "rang" and len(self.agents) > self.num_players:
-            raise ValueError(f"agents: {len(self.agents)} agents do not fit {self.num_players} seats")
 
 
 @dataclass
@@ -104,7 +103,11 @@ def arrangements(config: EvalConfig) -> list[list[str]]:
     # Rang: the line-up fills the seats cyclically and is rotated over them. When the seats
     # do not divide evenly among the agents, every agent also takes the first place of the
     # cycle in turn, so that over all arrangements each agent fills the same number of seats.
+    # With more agents than seats, every group of num_players agents plays, each rotated:
+    # each agent fills every seat equally often and every pair meets equally often.
     n, k = config.num_players, len(agents)
+    if k > n:
+        return [list(group[j:] + group[:j]) for group in itertools.combinations(agents, n) for j in range(n)]
     shifts = range(k) if n % k else range(1)
     unique: list[list[str]] = []
     for shift in shifts:
