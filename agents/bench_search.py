@@ -1,6 +1,7 @@
 """Decisions per second of the search agents, on positions of random games of both games.
 
     python -m cardenvs.agents.bench_search --iterations 100 1000 --decisions 30
+    python -m cardenvs.agents.bench_search --games rang --agents pimc:rollout=rules_basic --iterations 60
 
 Positions: random agents play a deal; at each decision with >= 2 legal actions
 the search agent decides (its choice is not played, so every budget sees the
@@ -59,14 +60,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--iterations", type=int, nargs="+", default=[100, 1000])
     parser.add_argument("--decisions", type=int, default=30)
     parser.add_argument("--games", nargs="+", default=["ring_rang", "rang"])
-    parser.add_argument("--agents", nargs="+", default=["pimc", "ismcts"])
+    parser.add_argument(
+        "--agents", nargs="+", default=["pimc", "ismcts"], help="search specs, e.g. pimc:rollout=rules_basic"
+    )
     args = parser.parse_args(argv)
-    print(f"{'game':<10} {'agent':<8} {'iterations':>10} {'decisions/s':>12} {'ms/decision':>12}")
+    width = max(8, *(len(name) for name in args.agents))
+    print(f"{'game':<10} {'agent':<{width}} {'iterations':>10} {'decisions/s':>12} {'ms/decision':>12}")
     for game in args.games:
         for name in args.agents:
             for iterations in args.iterations:
-                rate = bench(f"{name}:iterations={iterations}", game, args.decisions)
-                print(f"{game:<10} {name:<8} {iterations:>10} {rate:>12.1f} {1000 / rate:>12.1f}", flush=True)
+                spec = f"{name}{',' if ':' in name else ':'}iterations={iterations}"
+                rate = bench(spec, game, args.decisions)
+                print(f"{game:<10} {name:<{width}} {iterations:>10} {rate:>12.1f} {1000 / rate:>12.1f}", flush=True)
     return 0
 
 

@@ -191,3 +191,13 @@ def test_rollout_with_a_registry_agent():
     slow = make_agent("ismcts:iterations=3,rollout=rules_basic", "ring_rang", seed=1)
     slow.observe_env(env)
     assert env.last()[0]["action_mask"][slow.act(env.last()[0])]
+
+
+def test_bench_search_takes_specs_with_parameters(capsys):
+    from cardenvs.agents.bench_search import main as bench_main
+
+    args = ["--games", "rang", "--agents", "pimc:worlds=2", "ismcts", "--iterations", "4", "--decisions", "2"]
+    assert bench_main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:3] == ["game", "agent", "iterations"]
+    assert [line.split()[:3] for line in lines[1:]] == [["rang", "pimc:worlds=2", "4"], ["rang", "ismcts", "4"]]
