@@ -91,7 +91,7 @@ def make_agent(spec: str, game: str, seed: int | None = None, **env_info: Any) -
     # constructor that names it; ``**_`` (ignore the env_info you do not need) must not
     # swallow a misspelt one.
     accepted = inspect.signature(factory).parameters
-    ignores = any(p.kind is p.VAR_KEYWORD and name == "_" for name, p in accepted.items())
+    ignores = any(p.kind is p.VAR_KEYWORD and arg == "_" for arg, p in accepted.items())
     unknown = sorted(key for key in params if ignores and key not in accepted)
     if unknown:
         raise ValueError(f"agent {spec!r}: unknown parameter(s) {', '.join(unknown)}")

@@ -483,17 +483,16 @@ class RingRangVectorEnv:
     def _fill_views(self, zeros: list[torch.Tensor], ones: list[torch.Tensor]) -> None:
         """Clear the view bytes at the flat indices ``zeros``, then set those at ``ones``."""
         flat = self.views.view(-1)
-        flat.index_fill_(0, torch.cat([part.reshape(-1) for part in zeros]), 0)
-        flat.index_fill_(0, torch.cat([part.reshape(-1) for part in ones]), 1)
+        for indices, value in ((zeros, 0), (ones, 1)):
+            if indices:
+                flat.index_fill_(0, torch.cat([part.reshape(-1) for part in indices]), value)
 
     def _observe_trump_choice(self, games: torch.Tensor) -> None:
         """In ``games`` trump was just chosen: every seat sees its whole hand, the trump, the play phase."""
         rows = self._view_rows[games]
         hands = rows.gather(1, self.owner[games].long()) + HAND + self._cards  # each card in its owner's view
-        flat = self.views.view(-1)
-        flat.index_fill_(0, (rows + PHASE + PHASE_TRUMP).view(-1), 0)
-        ones = torch.cat([hands, rows + PHASE + PHASE_PLAY, rows + TRUMP + self.trump[games].unsqueeze(1)], dim=1)
-        flat.index_fill_(0, ones.view(-1), 1)
+        trump = rows + TRUMP + self.trump[games].unsqueeze(1)
+        self._fill_views([rows + PHASE + PHASE_TRUMP], [hands, rows + PHASE + PHASE_PLAY, trump])
 
     def _observe_deal(self, games: torch.Tensor) -> None:
         """In ``games`` a round was just dealt: the views of a fresh deal, written directly.
@@ -516,7 +515,7 @@ class RingRangVectorEnv:
         ]
         if not self.knocking:
             ones.append(rows + KNOCKING_OVER)
-        self.views.view(-1).index_fill_(0, torch.cat([part.reshape(-1) for part in ones]), 1)
+        self._fill_views([], ones)
 
     def _rebuild_views(self, games: torch.Tensor) -> None:
         """All four views of ``games`` from the state (at reset)."""
