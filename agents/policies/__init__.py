@@ -1,0 +1,1 @@
+"""The shipped trained policies (``*.npz``, loaded data-only by :mod:`cardenvs.agents.policy`)."""
