@@ -22,10 +22,15 @@ AGENTS: dict[str, dict[str, str]] = {
         "random": "cardenvs.agents.base:RandomAgent",
         "rules_basic": "cardenvs.agents.ring_rang_rules:make_basic",
         "rules_strong": "cardenvs.agents.ring_rang_rules:make_strong",
+        "gauntlet_hoarder": "cardenvs.agents.gauntlet_ring_rang:make_hoarder",
+        "gauntlet_lifter": "cardenvs.agents.gauntlet_ring_rang:make_lifter",
+        "gauntlet_reader": "cardenvs.agents.gauntlet_ring_rang:make_reader",
+        "gauntlet_supporter": "cardenvs.agents.gauntlet_ring_rang:make_supporter",
         "policy": "cardenvs.agents.policy:make_policy_ring_rang",
         "trained": "cardenvs.agents.policy:make_trained_ring_rang",
         "pimc": "cardenvs.agents.search:make_pimc_ring_rang",
         "ismcts": "cardenvs.agents.search:make_ismcts_ring_rang",
+        "oracle": "cardenvs.agents.search:make_oracle_ring_rang",  # sees every hand: measurement only
     },
     "rang": {
         "random": "cardenvs.agents.base:RandomAgent",
@@ -33,8 +38,13 @@ AGENTS: dict[str, dict[str, str]] = {
         "trained": "cardenvs.agents.policy:make_trained_rang",
         "pimc": "cardenvs.agents.search:make_pimc_rang",
         "ismcts": "cardenvs.agents.search:make_ismcts_rang",
+        "oracle": "cardenvs.agents.search:make_oracle_rang",  # sees every hand: measurement only
         "rules_basic": "cardenvs.agents.rang_rules:make_basic",
         "rules_strong": "cardenvs.agents.rang_rules:make_strong",
+        "gauntlet_dumper": "cardenvs.agents.gauntlet_rang:make_dumper",
+        "gauntlet_escaper": "cardenvs.agents.gauntlet_rang:make_escaper",
+        "gauntlet_blocker": "cardenvs.agents.gauntlet_rang:make_blocker",
+        "gauntlet_racer": "cardenvs.agents.gauntlet_rang:make_racer",
     },
 }
 
@@ -64,6 +74,18 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
                 raise ValueError(f"agent spec {spec!r}: expected key=value, got {item!r}")
             params[key.strip()] = _parse_value(value.strip())
     return name, params
+
+
+GAUNTLET_PREFIX = "gauntlet_"
+
+
+def gauntlet_agents(game: str) -> list[str]:
+    """The gauntlet of ``game``: rule-based opponents of outside styles, for evaluation only.
+
+    No training config may name them (tests/test_gauntlet.py checks every file in configs/), so a policy's
+    results against them measure strength against opponents it never met.
+    """
+    return [name for name in available_agents(game) if name.startswith(GAUNTLET_PREFIX)]
 
 
 def available_agents(game: str) -> list[str]:

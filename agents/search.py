@@ -68,8 +68,12 @@ class RingRangRules:
         return ring_rang_view(game, seat)
 
     def sample(self, view: RingRangView, rng: random.Random) -> RingRangGame:
-        world = sample_ring_rang(view, rng)
-        world.episode = "round"  # the round is the horizon
+        return self.horizon(sample_ring_rang(view, rng))
+
+    @staticmethod
+    def horizon(world: RingRangGame) -> RingRangGame:
+        """Make ``world`` (a clone) end with the round: search plays out the current round only."""
+        world.episode = "round"
         world.stop_when_decided = True  # its points are certain once decided
         world.shaping = 0.0
         return world
@@ -105,8 +109,12 @@ class RangRules:
         return rang_view(game, seat, memory.cards if memory is not None else ())
 
     def sample(self, view: RangView, rng: random.Random) -> RangGame:
-        world = sample_rang(view, rng)
-        world.single_deal = True  # the deal is the horizon
+        return self.horizon(sample_rang(view, rng))
+
+    @staticmethod
+    def horizon(world: RangGame) -> RangGame:
+        """Make ``world`` (a clone) end with the deal, within a turn cap."""
+        world.single_deal = True
         world.max_turns_per_deal = world.turns + RANG_ROLLOUT_TURNS
         return world
 
@@ -199,9 +207,22 @@ def pimc_search(
     ms: float | None = None,
 ) -> tuple[int, dict[int, float]]:
     """Best legal action by mean rollout reward over ``worlds`` sampled deals; also the means."""
-    seat = view.seat
-    deadline = _deadline(ms)
     samples = [rules.sample(view, rng) for _ in range(worlds)]
+    return world_search(rules, samples, view.seat, legal, rng, rollout, iterations, ms)
+
+
+def world_search(
+    rules: Any,
+    samples: list[Any],
+    seat: int,
+    legal: list[int],
+    rng: random.Random,
+    rollout: Callable[[Any, random.Random], None],
+    iterations: int,
+    ms: float | None = None,
+) -> tuple[int, dict[int, float]]:
+    """Best legal action of ``seat`` by mean rollout reward over the given worlds, visited in turn."""
+    deadline = _deadline(ms)
     totals = dict.fromkeys(legal, 0.0)
     counts = dict.fromkeys(legal, 0)
     done = 0
@@ -393,6 +414,34 @@ class ISMCTSAgent(SearchAgent):
         return action
 
 
+class OracleAgent(SearchAgent):
+    """For measurement only: it SEES EVERY HAND. PIMC on the one true state (the live game, cloned).
+
+    Not a player of the game (it cheats by design): its results against fair agents bound how much
+    skill can show in a game's results, the headroom above a baseline. ``iterations`` rollouts in all,
+    spread over the legal actions, each a random (or ``rollout=`` agent) playout of the true deal.
+    """
+
+    name = "oracle"
+
+    def act(self, observation: dict[str, np.ndarray], env: Any = None) -> int:
+        if env is not None:
+            self.observe_env(env)
+        if self._env is None or self._env.game is None:
+            raise ValueError("OracleAgent needs the env: call observe_env(env) (or act(obs, env)) before act")
+        legal = np.flatnonzero(observation["action_mask"]).tolist()
+        if not legal:
+            raise ValueError("no legal action in the mask: the agent was asked to act out of turn")
+        decision_seed = int(self.rng.integers(2**63))
+        if len(legal) == 1:
+            return int(legal[0])
+        seat = int(self._env.agent_selection.rsplit("_", 1)[1])
+        world = self.rules.horizon(self._env.game.clone())
+        action, _ = world_search(self.rules, [world], seat, legal, random.Random(decision_seed), self.rollout,
+                                 self.iterations, self.ms)
+        return int(action)
+
+
 # ------------------------------------------------------- registry factories
 def make_pimc_ring_rang(seed: int | None = None, **params: Any) -> PIMCAgent:
     return PIMCAgent("ring_rang", seed=seed, **params)
@@ -408,3 +457,11 @@ def make_ismcts_ring_rang(seed: int | None = None, **params: Any) -> ISMCTSAgent
 
 def make_ismcts_rang(seed: int | None = None, **params: Any) -> ISMCTSAgent:
     return ISMCTSAgent("rang", seed=seed, **params)
+
+
+def make_oracle_ring_rang(seed: int | None = None, **params: Any) -> OracleAgent:
+    return OracleAgent("ring_rang", seed=seed, **params)
+
+
+def make_oracle_rang(seed: int | None = None, **params: Any) -> OracleAgent:
+    return OracleAgent("rang", seed=seed, **params)

@@ -201,3 +201,42 @@ def test_bench_search_takes_specs_with_parameters(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split()[:3] == ["game", "agent", "iterations"]
     assert [line.split()[:3] for line in lines[1:]] == [["rang", "pimc:worlds=2", "4"], ["rang", "ismcts", "4"]]
+
+
+@pytest.mark.parametrize("game", ["ring_rang", "rang"])
+def test_oracle_plays_legally_and_leaves_the_live_game_unchanged(game):
+    extra = {"num_players": 4} if game == "rang" else {}
+    for seed in range(3):
+        env = ring_rang_env(seed, 5 + 9 * seed) if game == "ring_rang" else rang_env(seed, 4 + 9 * seed)
+        if not env.agents:
+            continue
+        before = json.dumps(env.unwrapped.snapshot(), sort_keys=True)
+        obs = env.last()[0]
+        oracle = make_agent("oracle:iterations=30", game, seed=seed, **extra)
+        action = oracle.act(obs, env)
+        assert obs["action_mask"][action]
+        assert make_agent("oracle:iterations=30", game, seed=seed, **extra).act(obs, env) == action
+        assert json.dumps(env.unwrapped.snapshot(), sort_keys=True) == before
+
+
+def test_oracle_sees_the_hidden_cards():
+    """Two deals the acting seat cannot tell apart: the oracle's action values differ, a fair search's cannot."""
+    from cardenvs.agents.search import world_search
+
+    for seed in range(20):
+        env = ring_rang_env(seed, 20)
+        other = swapped_ring_rang(env)
+        if other is None or not env.agents:
+            continue
+        rules = RULES["ring_rang"]
+        seat = env.unwrapped.game.to_act
+        legal = np.flatnonzero(env.last()[0]["action_mask"]).tolist()
+        if len(legal) < 2:
+            continue
+        values = []
+        for e in (env, other):
+            world = rules.horizon(e.unwrapped.game.clone())
+            values.append(world_search(rules, [world], seat, legal, random.Random(0), rules.random_rollout, 200)[1])
+        if values[0] != values[1]:
+            return
+    pytest.fail("the oracle's action values never depended on the hidden cards")

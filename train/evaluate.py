@@ -23,14 +23,14 @@ import sys
 from collections import defaultdict
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from importlib import import_module
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from cardenvs.agents.registry import GAMES, check_spec, make_agent
+from cardenvs.agents.registry import GAMES, check_spec, gauntlet_agents, make_agent
 from cardenvs.cards import CODES
 
 from .config_files import config_from_dict, read_yaml_mapping
@@ -51,6 +51,7 @@ class EvalConfig:
     out: str | None = None  # folder for results.json, results.csv and results.png
     progress: bool = True
     env_kwargs: dict[str, Any] = field(default_factory=dict)  # extra constructor kwargs of the env
+    gauntlet: bool = False  # play agents[0] against every gauntlet agent in turn; report each and the worst
 
     def validate(self) -> None:
         if self.game not in GAMES:
@@ -67,6 +68,9 @@ class EvalConfig:
             raise ValueError(f"unit: expected 'deal' or 'game', got {self.unit!r}")
         if self.game == "rang" and not 2 <= self.num_players <= 10:
             raise ValueError(f"num_players: Rang takes 2..10 players, got {self.num_players}")
+        if self.gauntlet and len(self.agents) != 1:
+            raise ValueError(f"gauntlet: expected one candidate agent (the gauntlet are its opponents), "
+                             f"got {self.agents!r}")
 
 
 @dataclass
@@ -293,9 +297,7 @@ def summarize(config: EvalConfig, records: list[Record]) -> dict[str, Any]:
         "episodes": len(records),
         "decisions": decisions,
         "truncated": truncated,
-        "points_meaning": "signed round points of the agent's team"
-        if config.game == "ring_rang"
-        else "points scored by the agent's seats (lower is better)",
+        "points_meaning": _points_meaning(config.game),
         "table": table,
     }
     if len(episodes) > 2:
@@ -304,6 +306,11 @@ def summarize(config: EvalConfig, records: list[Record]) -> dict[str, Any]:
             "table": [{"agent": p, "rating": r, "sigma": s} for p, r, s in rating.table()],
         }
     return result
+
+
+def _points_meaning(game: str) -> str:
+    return ("signed round points of the agent's team" if game == "ring_rang"
+            else "points scored by the agent's seats (lower is better)")
 
 
 def format_table(result: dict[str, Any]) -> str:
@@ -344,14 +351,15 @@ def write_outputs(result: dict[str, Any], records: list[Record], out: str | Path
     plot_win_rates(result, folder / "results.png")
 
 
-def plot_win_rates(result: dict[str, Any], path: Path) -> None:
+def plot_win_rates(result: dict[str, Any], path: Path, title: str | None = None, par: float | None = None) -> bool:
+    """A bar per table row with its 95% CI; False (nothing written) without matplotlib."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        return
+        return False
     rows = result["table"]
     names = [r["agent"] for r in rows]
     rates = [r["win_rate"] for r in rows]
@@ -365,10 +373,13 @@ def plot_win_rates(result: dict[str, Any], path: Path) -> None:
     ax.set_ylim(0, 1)
     ax.set_ylabel("win rate (95% CI)")
     cfg = result["config"]
-    ax.set_title(f"{cfg['game']}: {result['episodes']} episodes")
+    if par is not None:
+        ax.axhline(par, color="#999999", linestyle="--", linewidth=1)
+    ax.set_title(f"{cfg['game']}: {title or ''} {result['episodes']} episodes".replace("  ", " "))
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+    return True
 
 
 def evaluate(config: EvalConfig) -> dict[str, Any]:
@@ -378,6 +389,66 @@ def evaluate(config: EvalConfig) -> dict[str, Any]:
     if config.out:
         write_outputs(result, records, config.out)
     return result
+
+
+# ---------------------------------------------------------------- gauntlet
+def run_gauntlet(config: EvalConfig) -> dict[str, Any]:
+    """``agents[0]`` against each gauntlet agent (two-agent line-ups, same deals); each row and the worst.
+
+    The gauntlet (:func:`cardenvs.agents.registry.gauntlet_agents`) is kept out of every training config,
+    so these are match-ups the candidate never trained on; a policy is judged by its worst one.
+    """
+    config.validate()
+    candidate = config.agents[0]
+    rows = []
+    for opponent in gauntlet_agents(config.game):
+        label = opponent if opponent != candidate else f"{opponent}#1"
+        single = replace(config, agents=[candidate, opponent], gauntlet=False, out=None)
+        table = {row["agent"]: row for row in summarize(single, run_records(single))["table"]}
+        mine = table[candidate if candidate != opponent else f"{candidate}#0"]
+        theirs = table[opponent if candidate != opponent else f"{opponent}#1"]
+        rows.append({"opponent": label, "episodes": mine["episodes"], "win_rate": mine["win_rate"],
+                     "win_rate_ci95": mine["win_rate_ci95"], "mean_points": mine["mean_points"],
+                     "opponent_mean_points": theirs["mean_points"]})
+    worst = min(rows, key=lambda r: r["win_rate"])
+    return {"config": asdict(config), "candidate": candidate, "rows": rows, "worst": worst,
+            "points_meaning": _points_meaning(config.game)}
+
+
+def format_gauntlet(result: dict[str, Any]) -> str:
+    cfg = result["config"]
+    lines = [f"{cfg['game']} gauntlet: {result['candidate']} vs each, {cfg['deals']} deals each, seed {cfg['seed']}",
+             f"{'opponent':<22} {'episodes':>8} {'win rate':>9} {'95% CI':>17} {'points':>8} {'theirs':>8}"]
+    for row in result["rows"]:
+        lo, hi = row["win_rate_ci95"]
+        lines.append(f"{row['opponent']:<22} {row['episodes']:>8} {row['win_rate']:>9.3f} [{lo:.3f}, {hi:.3f}]"
+                     f" {row['mean_points']:>8.3f} {row['opponent_mean_points']:>8.3f}")
+    worst = result["worst"]
+    lo, hi = worst["win_rate_ci95"]
+    verdict = "above" if lo > 0.5 else ("below" if hi < 0.5 else "not clear of")
+    lines.append(f"worst: vs {worst['opponent']} {worst['win_rate']:.3f} [{lo:.3f}, {hi:.3f}] ({verdict} 0.5)")
+    return "\n".join(lines)
+
+
+def write_gauntlet(result: dict[str, Any], out: str | Path) -> list[str]:
+    """gauntlet.json, gauntlet.csv and (with matplotlib) gauntlet.png; the names of the files written."""
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "gauntlet.json").write_text(json.dumps(result, indent=1))
+    with open(folder / "gauntlet.csv", "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["opponent", "episodes", "win_rate", "ci95_low", "ci95_high", "mean_points",
+                         "opponent_mean_points"])
+        for row in result["rows"]:
+            writer.writerow([row["opponent"], row["episodes"], f"{row['win_rate']:.4f}",
+                             f"{row['win_rate_ci95'][0]:.4f}", f"{row['win_rate_ci95'][1]:.4f}",
+                             f"{row['mean_points']:.4f}", f"{row['opponent_mean_points']:.4f}"])
+    written = ["gauntlet.json", "gauntlet.csv"]
+    table = {"config": result["config"], "episodes": sum(r["episodes"] for r in result["rows"]),
+             "table": [{"agent": f"vs {r['opponent']}", **r} for r in result["rows"]]}
+    if plot_win_rates(table, folder / "gauntlet.png", title=f"{result['candidate']} vs the gauntlet", par=0.5):
+        written.append("gauntlet.png")
+    return written
 
 
 # --------------------------------------------------------------------- CLI
@@ -401,6 +472,9 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     parser.add_argument("--workers", type=int)
     parser.add_argument("--out", help="folder for results.json/csv/png")
     parser.add_argument("--no-progress", action="store_false", dest="progress", default=None)
+    parser.add_argument("--gauntlet", action="store_true", default=None,
+                        help="play the one agent of --agents against every gauntlet agent (evaluation-only "
+                             "opponents no training config names); reports each match-up and the worst")
     return parser
 
 
@@ -416,6 +490,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, TypeError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    if config.gauntlet:
+        result = run_gauntlet(config)
+        print(format_gauntlet(result))
+        if config.out:
+            print(f"wrote {', '.join(f'{config.out}/{name}' for name in write_gauntlet(result, config.out))}")
+        return 0
     result = evaluate(config)
     print(format_table(result))
     if config.out:

@@ -43,7 +43,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from cardenvs.agents.policy import save_policy
+from cardenvs.agents.policy import load_policy, save_policy
 from cardenvs.agents.registry import GAMES, check_spec, make_agent
 from cardenvs.train.selfplay import (
     CURVE_FIELDS,
@@ -59,6 +59,7 @@ from cardenvs.train.selfplay import (
 from cardenvs.train.wrappers import DEFAULT_EPISODE, Snapshot, env_info
 
 SELF, RANDOM, RULES = -1, -2, -3  # opponent ids next to the league's snapshot slots 0, 1, ...
+FIXED = "fixed:"  # name prefix of the league's fixed policies (config.fixed_policies)
 LEAGUE_ENTRIES = ("self", "snapshots", "random")
 
 
@@ -104,6 +105,10 @@ class VectorPPOConfig:
     # "deal" episodes only. Aligns the objective with the harness's win rate, not only with fewer points.
     win_bonus: float = 0.0
     init_from: str = ""  # a policy.npz (same net_arch/activation) whose actor starts a fresh run (warm start)
+    # policy .npz files in the league from the start, never replaced by snapshots (drawn with the "snapshots"
+    # weight, like any snapshot); a best response (cardenvs exploit) plays only such a frozen policy
+    fixed_policies: list[str] = field(default_factory=list)
+    fixed_greedy: bool = False  # the fixed policies play their most likely action (as the registry's policy:)
 
     # evaluation (through cardenvs.train.evaluate), checkpoints, logging
     eval_every: int = 250_000  # learner decisions between evaluations (and one at the end)
@@ -134,7 +139,7 @@ class VectorPPOConfig:
             raise ValueError(f"net_arch: expected a non-empty list of layer sizes, got {self.net_arch!r}")
         if set(self.league) - set(LEAGUE_ENTRIES) or any(w < 0 for w in self.league.values()):
             raise ValueError(f"league: expected weights >= 0 for {LEAGUE_ENTRIES}, got {self.league!r}")
-        if sum(self.league.get(k, 0.0) for k in ("self", "random")) <= 0:
+        if sum(self.league.get(k, 0.0) for k in ("self", "random")) <= 0 and not self.fixed_policies:
             raise ValueError(f"league: 'self' or 'random' needs a weight > 0 (there are no snapshots at first), "
                              f"got {self.league!r}")
         if self.rule_games and (not self.rule_opponents or any(w < 0 for w in self.rule_opponents.values())
@@ -155,6 +160,9 @@ class VectorPPOConfig:
             raise ValueError(f"episode: expected one of {episodes} for {self.game}, got {self.episode!r}")
         if self.device.startswith("cuda") and not torch.cuda.is_available():
             raise ValueError(f"device: {self.device!r} requested but CUDA is not available")
+        for path in self.fixed_policies:
+            if not Path(path).is_file():
+                raise ValueError(f"fixed_policies: no policy file {path!r}")
         if self.win_bonus and (self.game != "rang" or self.episode not in ("", "deal")):
             raise ValueError(f"win_bonus: Rang 'deal' episodes only, got game={self.game!r} episode={self.episode!r}")
 
@@ -234,8 +242,9 @@ def load_actor(model: ActorCritic, path: str) -> None:
 class FrozenActor:
     """A snapshot in the league: the exported arrays as torch tensors, for batched masked sampling."""
 
-    def __init__(self, snapshot: Snapshot, device: torch.device):
+    def __init__(self, snapshot: Snapshot, device: torch.device, greedy: bool = False):
         self.snapshot = snapshot
+        self.greedy = greedy
         w = snapshot.weights
         count = sum(1 for k in w if k.startswith("hidden") and k.endswith("/weight"))
         names = [f"hidden{i}" for i in range(count)] + ["action"]
@@ -249,6 +258,10 @@ class FrozenActor:
             x = self.activation(torch.nn.functional.linear(x, weight, bias))
         weight, bias = self.layers[-1]
         return torch.nn.functional.linear(x, weight, bias).masked_fill(~mask, -1e9)
+
+    def act(self, obs: torch.Tensor, mask: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        logits = self.masked_logits(obs, mask)
+        return logits.argmax(1) if self.greedy else sample(logits, generator)[0]
 
 
 def sample(logits: torch.Tensor, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
@@ -398,7 +411,7 @@ def collect_rollout(env: Any, model: ActorCritic, frozen: list[FrozenActor], sea
             for index, actor in enumerate(frozen):
                 them = (~learner & (opponent == index)).nonzero().squeeze(1)
                 if len(them):
-                    actions[them] = sample(actor.masked_logits(obs[them], mask[them]), generator)[0]
+                    actions[them] = actor.act(obs[them], mask[them], generator)
         random_rows = (~learner & (opponent == RANDOM)).nonzero().squeeze(1)
         if len(random_rows):
             noise = torch.rand(mask[random_rows].shape, generator=generator, device=device)
@@ -508,6 +521,7 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
 
     # -- the checkpoint to resume (checked before anything is written)
     checkpoint = open_run_dir(run_dir, config, resume, RESUMABLE_CHANGES)
+    (run_dir / "policies").mkdir(exist_ok=True)
 
     # -- the env, the network, the league, the seating
     torch.manual_seed(config.seed)
@@ -522,9 +536,10 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
     if checkpoint is None:
         if config.init_from:
             load_actor(model, config.init_from)
+        league = [Snapshot(f"{FIXED}{path}", load_policy(path)) for path in config.fixed_policies]
         obs, mask, info = env.reset()
         seat = info["seat"]
-        seating.draw(all_games, 0)
+        seating.draw(all_games, len(league))
         steps = env_steps = iteration = 0
         wall_offset = 0.0
         next_snapshot, next_eval, next_checkpoint = config.snapshot_every, config.eval_every, config.checkpoint_every
@@ -547,7 +562,7 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
         next_snapshot, next_eval, next_checkpoint = state["next_snapshot"], state["next_eval"], state["next_checkpoint"]
         _truncate_curve(curve_csv, steps)  # evaluations logged after the checkpoint are redone
         print(f"resumed {run_dir} at step {steps} ({len(league)} snapshots in the league)", file=sys.stderr)
-    frozen = [FrozenActor(s, device) for s in league]
+    frozen = [FrozenActor(s, device, greedy=config.fixed_greedy and s.name.startswith(FIXED)) for s in league]
     writer = SummaryWriter(str(run_dir / "tb"))
     writer.add_text("config", json.dumps(asdict(config), indent=1))
 
@@ -630,8 +645,9 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
         # -- the league, evaluation and checkpoints (as in cardenvs.train.selfplay)
         if steps >= next_snapshot:
             snapshot = Snapshot(f"step_{steps}", model.export_weights(config.game))
-            slot_index = len(league) if len(league) < config.max_snapshots else \
-                int(np.argmin([int(s.name[5:]) for s in league]))  # replace the oldest
+            taken = [i for i, s in enumerate(league) if not s.name.startswith(FIXED)]
+            slot_index = len(league) if len(taken) < config.max_snapshots else \
+                min(taken, key=lambda i: int(league[i].name[5:]))  # replace the oldest (fixed ones stay)
             if slot_index == len(league):
                 league.append(snapshot)
                 frozen.append(FrozenActor(snapshot, device))
@@ -641,6 +657,9 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
                 next_snapshot += config.snapshot_every
         if steps >= next_eval or finished:
             policy_path = save_policy(model.export_weights(config.game), run_dir / "eval_policy.npz")
+            # every evaluated policy is kept, so it can be measured later against opponents kept out of
+            # training (the gauntlet: cardenvs eval --gauntlet) without naming them here
+            shutil.copyfile(policy_path, (run_dir / "policies").joinpath(f"step_{steps}.npz"))
             rows_out = evaluate_policy(config, policy_path)  # type: ignore[arg-type]
             with curve_csv.open("a", newline="") as f:
                 curve = csv.DictWriter(f, CURVE_FIELDS)

@@ -1,0 +1,74 @@
+"""The gauntlet: evaluation-only opponents that no training config names, and the harness's gauntlet mode."""
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cardenvs.agents.registry import GAMES, gauntlet_agents
+from cardenvs.train.evaluate import EvalConfig, main, run_gauntlet
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _strings(data):
+    """Every string in a YAML document, keys included (an agent may be named as a key of a weight map)."""
+    if isinstance(data, dict):
+        for key, value in data.items():
+            yield from _strings(key)
+            yield from _strings(value)
+    elif isinstance(data, list):
+        for item in data:
+            yield from _strings(item)
+    elif isinstance(data, str):
+        yield data
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_each_game_has_at_least_four_gauntlet_agents(game):
+    assert len(gauntlet_agents(game)) >= 4
+
+
+def test_no_training_config_names_a_gauntlet_agent():
+    """Evaluation configs (schema EvalConfig) may play the gauntlet; no other file in configs/ may name it."""
+    names = {name for game in GAMES for name in gauntlet_agents(game)}
+    configs = sorted(ROOT.glob("configs/**/*.y*ml"))
+    assert configs
+    for path in configs:
+        text = path.read_text()
+        data = yaml.safe_load(text) or {}
+        if path.name.startswith("eval_"):
+            continue
+        mentioned = {s for s in _strings(data) for name in names if name in s}
+        assert not mentioned, f"{path.name} names gauntlet agent(s) {sorted(mentioned)}: training must not see them"
+        assert not any(name in text for name in names), f"{path.name} names a gauntlet agent, if only in a comment"
+
+
+def test_gauntlet_mode_reports_every_opponent_and_the_worst(tmp_path, capsys):
+    code = main(["--game", "ring_rang", "--agents", "random", "--gauntlet", "--deals", "3", "--no-progress",
+                 "--out", str(tmp_path)])
+    assert code == 0
+    printed = capsys.readouterr().out
+    result = json.loads((tmp_path / "gauntlet.json").read_text())
+    opponents = [row["opponent"] for row in result["rows"]]
+    assert opponents == gauntlet_agents("ring_rang")
+    assert result["worst"]["win_rate"] == min(row["win_rate"] for row in result["rows"])
+    assert all(row["episodes"] == 6 for row in result["rows"])  # 3 deals in duplicate form
+    assert "worst: vs" in printed and (tmp_path / "gauntlet.csv").exists()
+
+
+def test_gauntlet_rows_match_plain_two_agent_evaluations():
+    config = EvalConfig(game="rang", agents=["rules_basic"], deals=4, gauntlet=True, progress=False)
+    result = run_gauntlet(config)
+    from cardenvs.train.evaluate import evaluate
+
+    first = result["rows"][0]
+    plain = evaluate(EvalConfig(game="rang", agents=["rules_basic", first["opponent"]], deals=4, progress=False))
+    row = next(r for r in plain["table"] if r["agent"] == "rules_basic")
+    assert (first["win_rate"], first["mean_points"]) == (row["win_rate"], row["mean_points"])
+
+
+def test_gauntlet_needs_exactly_one_candidate(capsys):
+    assert main(["--game", "rang", "--agents", "random", "rules_basic", "--gauntlet"]) == 2
+    assert "one candidate" in capsys.readouterr().err
