@@ -22,6 +22,7 @@ import yaml
 
 from cardenvs.agents.policy import PolicyAgent, load_policy
 from cardenvs.train.selfplay import config_from_dict, load_checkpoint
+from cardenvs.train.vector_ppo import SELF as SELF_ID
 from cardenvs.train.vector_ppo import (
     ActorCritic,
     Rollout,
@@ -283,3 +284,37 @@ def test_cli_bad_config_exits_2_naming_the_field(tmp_path):
     config_path.write_text("game: rang\nnum_envz: 4\n")
     done = run_cli("-m", "cardenvs.train.vector_ppo", "--config", str(config_path))
     assert done.returncode == 2 and "num_envz" in done.stderr
+
+
+# ----------------------------------------------------- league: PFSP, fixed policies
+def test_pfsp_draws_the_snapshots_the_learner_loses_to_more_often(tmp_path):
+    config = tiny("ring_rang", tmp_path, pfsp=2.0, max_snapshots=3)
+    seating = Seating(config, 4, torch.device("cpu"), torch.Generator().manual_seed(0))
+    assert seating.snapshot_weights(3, 0.6) == pytest.approx([0.2, 0.2, 0.2])  # no results yet: the prior
+    # game 0: learner team 0 against slot 2, lost; game 1: learner team 1 against slot 0, won
+    seating.learner_side[:2] = torch.tensor([0, 1])
+    seating.opponent[0] = torch.tensor([SELF_ID, 2])
+    seating.opponent[1] = torch.tensor([0, SELF_ID])
+    for _ in range(10):
+        seating.record(torch.tensor([0, 1]), torch.tensor([-2.0, 3.0]))
+    assert seating.results[:3].tolist() == [[10.0, 10.0], [0.0, 0.0], [0.0, 10.0]]
+    weights = seating.snapshot_weights(3, 0.6)
+    assert sum(weights) == pytest.approx(0.6) and weights[2] > weights[1] > weights[0]
+    seating.forget(2)
+    assert seating.results[2].tolist() == [0.0, 0.0]
+    uniform = tiny("ring_rang", tmp_path, max_snapshots=3)
+    assert Seating(uniform, 4, torch.device("cpu"), torch.Generator()).snapshot_weights(3, 0.6) == \
+        pytest.approx([0.2] * 3)
+
+
+def test_fixed_policies_stay_in_the_league(tmp_path):
+    first = train(tiny("rang", tmp_path / "a", total_steps=200))
+    config = tiny("rang", tmp_path / "b", total_steps=400, fixed_policies=[str(first)], max_snapshots=1,
+                  snapshot_every=100, league={"self": 0.5, "snapshots": 0.5})
+    train(config)
+    folder = tmp_path / "b" / "checkpoints"
+    latest = sorted(folder.glob("step_*"), key=lambda p: int(p.name[5:]))[-1]
+    names = [str(n) for n in np.load(latest / "league.npz")["names"]]
+    assert names[0] == f"fixed:{first}" and len(names) == 2 and names[1].startswith("step_")
+    with pytest.raises(ValueError, match="fixed_policies"):
+        tiny("rang", tmp_path / "c", fixed_policies=[str(tmp_path / "missing.npz")])

@@ -59,6 +59,7 @@ from cardenvs.train.selfplay import (
 from cardenvs.train.wrappers import DEFAULT_EPISODE, Snapshot, env_info
 
 SELF, RANDOM, RULES = -1, -2, -3  # opponent ids next to the league's snapshot slots 0, 1, ...
+PFSP_DECAY = 0.97  # per iteration: the learner's results against a slot fade over ~30 rollouts
 FIXED = "fixed:"  # name prefix of the league's fixed policies (config.fixed_policies)
 LEAGUE_ENTRIES = ("self", "snapshots", "random")
 
@@ -96,6 +97,9 @@ class VectorPPOConfig:
 
     # the league (opponents drawn per episode; RING RANG: one draw for the opposing team, Rang: one per seat)
     league: dict[str, float] = field(default_factory=lambda: {"self": 0.5, "snapshots": 0.5, "random": 0.0})
+    # Prioritized fictitious self-play (AlphaStar's "hard" weighting): 0 draws the snapshots uniformly; p > 0
+    # draws snapshot i in proportion to (1 - w_i)^p, w_i the learner's recent win rate against it
+    pfsp: float = 0.0
     snapshot_every: int = 100_000  # learner decisions between snapshots joining the league
     max_snapshots: int = 10  # the newest ones are kept (a new one replaces the oldest)
     rule_games: int = 0  # the first rule_games games play rule-based opponents (slow: Python, one at a time)
@@ -137,6 +141,8 @@ class VectorPPOConfig:
             raise ValueError(f"activation: expected 'relu' or 'tanh', got {self.activation!r}")
         if not self.net_arch or any(n < 1 for n in self.net_arch):
             raise ValueError(f"net_arch: expected a non-empty list of layer sizes, got {self.net_arch!r}")
+        if not 0 <= self.pfsp <= 10:
+            raise ValueError(f"pfsp: expected an exponent in [0, 10], got {self.pfsp!r}")
         if set(self.league) - set(LEAGUE_ENTRIES) or any(w < 0 for w in self.league.values()):
             raise ValueError(f"league: expected weights >= 0 for {LEAGUE_ENTRIES}, got {self.league!r}")
         if sum(self.league.get(k, 0.0) for k in ("self", "random")) <= 0 and not self.fixed_policies:
@@ -168,7 +174,7 @@ class VectorPPOConfig:
 
 
 # Fields that may change when a run is resumed.
-RESUMABLE_CHANGES = ("total_steps", "torch_threads", "league", "rule_opponents", "eval_every", "eval_deals",
+RESUMABLE_CHANGES = ("total_steps", "torch_threads", "league", "pfsp", "rule_opponents", "eval_every", "eval_deals",
                      "eval_opponents", "eval_workers", "checkpoint_every", "keep_checkpoints", "log_every",
                      "export_to", "curve_to")
 
@@ -302,6 +308,8 @@ class Seating:
         self.opponent = torch.full((config.num_envs, self.num_sides), SELF, dtype=torch.int64, device=device)
         self.rule_agents: dict[tuple[int, int], Any] = {}
         self.generator_cpu = torch.Generator().manual_seed(config.seed + 1)  # for the Python-side rule agents
+        # (wins, games) of the learner against each league slot (fixed policies and snapshots)
+        self.results = torch.zeros(config.max_snapshots + len(config.fixed_policies), 2, dtype=torch.float64)
 
     def side_of(self, seats: torch.Tensor) -> torch.Tensor:
         return seats & 1 if self.game == "ring_rang" else seats
@@ -316,8 +324,8 @@ class Seating:
         snapshot_share = weights.get("snapshots", 0.0) if league_size else 0.0
         ids = torch.tensor([SELF, RANDOM, *range(league_size)], device=games.device)
         self_weight = weights.get("self", 0.0) + (weights.get("snapshots", 0.0) if not league_size else 0.0)
-        p = torch.tensor([self_weight, weights.get("random", 0.0)] + [snapshot_share / max(league_size, 1)]
-                         * league_size, dtype=torch.float64, device=games.device)
+        p = torch.tensor([self_weight, weights.get("random", 0.0)] + self.snapshot_weights(league_size, snapshot_share),
+                         dtype=torch.float64, device=games.device)
         picks = torch.multinomial(p, len(games) * self.num_sides, replacement=True, generator=g)
         opponents = ids[picks].view(len(games), self.num_sides)
         if self.game == "ring_rang":  # one draw for the whole opposing team
@@ -338,14 +346,46 @@ class Seating:
             agent.reset(seed=int(torch.randint(0, 2**62, (1,), generator=self.generator_cpu)))
             self.rule_agents[(b, seat)] = agent
 
+    # ---- prioritized fictitious self-play: the learner's recent results against each league slot
+    def snapshot_weights(self, league_size: int, share: float) -> list[float]:
+        """Each slot's share of ``share``: uniform, or by (1 - win rate)^pfsp (a prior of one win in two games)."""
+        if not league_size:
+            return []
+        if not self.config.pfsp:
+            return [share / league_size] * league_size
+        wins, games = self.results[:league_size, 0], self.results[:league_size, 1]
+        hardness = (1.0 - (wins + 1.0) / (games + 2.0)).clamp_min(1e-3) ** self.config.pfsp
+        return (share * hardness / hardness.sum()).tolist()
+
+    def record(self, games: torch.Tensor, returns: torch.Tensor) -> None:
+        """Episodes ended in ``games`` with the learner side's ``returns``: count them for its league opponents."""
+        won = (returns > 0) if self.game == "ring_rang" or self.config.episode == "match" else (returns >= 0)
+        sides = torch.arange(self.num_sides, device=games.device)
+        opponents = self.opponent[games]
+        against = (sides != self.learner_side[games].unsqueeze(1)) & (opponents >= 0)
+        rows, cols = against.nonzero(as_tuple=True)
+        if len(rows):
+            slots = opponents[rows, cols].cpu()
+            self.results.index_add_(0, slots, torch.stack([won[rows].double().cpu(), torch.ones(len(rows),
+                                                           dtype=torch.float64)], 1))
+
+    def forget(self, slot: int | None = None) -> None:
+        """Decay all results a little (recent games count most), or clear a slot a new snapshot took."""
+        if slot is None:
+            self.results *= PFSP_DECAY
+        else:
+            self.results[slot] = 0.0
+
     def state(self) -> dict[str, Any]:
         return {"learner_side": self.learner_side.clone(), "opponent": self.opponent.clone(),
-                "generator_cpu": self.generator_cpu.get_state()}
+                "generator_cpu": self.generator_cpu.get_state(), "results": self.results.clone()}
 
     def load(self, state: dict[str, Any]) -> None:
         self.learner_side.copy_(state["learner_side"])
         self.opponent.copy_(state["opponent"])
         self.generator_cpu.set_state(state["generator_cpu"])
+        if "results" in state:  # checkpoints written before PFSP have none
+            self.results.copy_(state["results"])
         # Rule agents are fresh for the episodes in flight (their memory of those deals is lost).
         for b in range(self.config.rule_games):
             self._draw_rule_agents(b)
@@ -450,6 +490,7 @@ def collect_rollout(env: Any, model: ActorCritic, frozen: list[FrozenActor], sea
                 rewards[last_decision[won], won] += win_bonus
             last_decision[ended] = -1
             finished_returns += return_so_far[ended].tolist()
+            seating.record(ended, return_so_far[ended])
             return_so_far[ended] = 0.0
             seating.draw(ended, len(frozen))  # new episodes: a new learner side and new opponents
     games.update(obs=obs, mask=mask, seat=seat)
@@ -577,6 +618,7 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
         rollout_start = time.perf_counter()
         rollout = collect_rollout(env, model, frozen, seating, games, generator, config.num_steps, return_so_far,
                                   config.win_bonus)
+        seating.forget()
         advantages, usable = decision_advantages(rollout, config.gamma, config.gae_lambda)
         episode_returns += rollout.finished_returns
         index = rollout.slot[usable]
@@ -653,6 +695,7 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
                 frozen.append(FrozenActor(snapshot, device))
             else:
                 league[slot_index], frozen[slot_index] = snapshot, FrozenActor(snapshot, device)
+            seating.forget(slot_index)
             while next_snapshot <= steps:
                 next_snapshot += config.snapshot_every
         if steps >= next_eval or finished:
