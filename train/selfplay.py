@@ -207,7 +207,9 @@ def open_run_dir(run_dir: Path, config: Any, resume: bool, resumable: tuple[str,
     if resume:
         folder, state = load_checkpoint(run_dir)
         saved = state["config"]
-        changed = sorted(k for k, v in asdict(config).items() if k not in resumable and saved.get(k) != v)
+        defaults = asdict(type(config)())  # a field newer than the checkpoint counts as its default
+        changed = sorted(k for k, v in asdict(config).items()
+                         if k not in resumable and saved.get(k, defaults[k]) != v)
         if changed:
             raise ValueError(f"--resume: the config differs from the checkpoint's in {changed}")
         checkpoint = (folder, state)
