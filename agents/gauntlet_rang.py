@@ -59,6 +59,11 @@ def links(hand: list[int], kind: int) -> int:
     return sum(rest[k] for k in BIT_KINDS[PLAYABLE_ON[kind]] if k not in ESCAPES)
 
 
+def rank_value(kind: int) -> int:
+    """The value of a card for the one-apart rule (Ace low); 0 for the Joker."""
+    return KIND_VALUE[kind] if kind < len(KIND_VALUE) else 0
+
+
 def points_of(hand: list[int]) -> int:
     return sum(KIND_POINTS[k] * hand[k] for k in range(NUM_KINDS))
 
@@ -91,6 +96,7 @@ class GauntletRangAgent(Agent):
     def __init__(self, seed: int | None = None, num_players: int = 4):
         super().__init__(seed)
         self.num_players = num_players
+        self.fallbacks = 0  # decisions that were illegal and replaced (should stay 0)
 
     def act(self, observation: dict[str, np.ndarray]) -> int:
         view = read_view(observation, self.num_players)
@@ -104,6 +110,7 @@ class GauntletRangAgent(Agent):
                 scores = {a: self.play_score(view, a) for a in view.legal}
             action = self.best(scores)
         if action not in view.legal:  # a style must never make an illegal move
+            self.fallbacks += 1
             action = view.legal[0]
         return int(action)
 
@@ -189,7 +196,7 @@ class BlockerAgent(GauntletRangAgent):
     """Leaves the next player the top they are least likely to answer."""
 
     name = "gauntlet_blocker"
-    escape_cost = 0.05  # an escape spent for the block must block clearly better than an ordinary card
+    escape_cost = 0.2  # an escape spent for the block must block clearly better than an ordinary card
 
     def block(self, view: RangView, top: int) -> float:
         return answer_chance(top, follower_size(view), view.unseen)
@@ -211,10 +218,8 @@ class BlockerAgent(GauntletRangAgent):
         return self.play_score(view, kind)
 
     def discard_score(self, view: RangView, kind: int) -> tuple:
-        # keep the cards that block (Aces, Kings, escapes): throw the one easiest to answer, costly first
-        if kind == JOKER_KIND:
-            return -1.0, 0
-        return self.block(view, kind), KIND_POINTS[kind]
+        # A discard leaves the top as it is: the costliest ordinary card goes, the escapes stay.
+        return kind not in ESCAPES, KIND_POINTS[kind], self.block(view, kind)
 
 
 # ------------------------------------------------------------------ the racer
@@ -249,10 +254,14 @@ class RacerAgent(GauntletRangAgent):
         return self.tempo(rest, kind, view)
 
     def play_score(self, view: RangView, kind: int) -> tuple:
-        return (round(self.value(view.hand, kind, view), 9),)
+        # Among plays of equal tempo: keep the escapes, shed the high cards (see :meth:`discard_score`).
+        return round(self.value(view.hand, kind, view), 9), kind not in ESCAPES, rank_value(kind)
 
     def discard_score(self, view: RangView, kind: int) -> tuple:
-        return (round(self.tempo(without(view.hand, kind), view.top, view), 9),)
+        """Never an escape; else the highest card: the one that finds a top to follow least often
+        (only a Queen or a King lets a King be played, while the Aces everybody plays as escapes
+        let the low cards follow)."""
+        return kind not in ESCAPES, rank_value(kind)
 
 
 # ------------------------------------------------------------------ registry factories

@@ -9,8 +9,9 @@ the observation: 0 = me, 1 = left opponent, 2 = partner, 3 = right opponent.
   side suits, never trumps in early (only to stop a big lift), and from the last
   tricks on runs its trumps out from the top to win the final tricks and the pile.
 - :class:`LifterAgent` (``gauntlet_lifter``): lives for the pile. Every trick is fought
-  for: it spends its highest cards and trumps to win twice in a row, steals an
-  opponent's streak at any price, and overtakes even its partner to lift itself.
+  for (the highest winner when others still play after it): holding the streak it
+  leads its top trump, sure or not, to win twice in a row; it steals an opponent's
+  streak at any price and draws trumps early so that later streaks are its own.
 - :class:`ReaderAgent` (``gauntlet_reader``): reads the table. It knocks honestly for
   every honour, remembers who knocked which trump honour and who showed which void,
   leads small trumps to its partner's knocked honours and suits its partner can ruff,
@@ -222,8 +223,6 @@ class LifterAgent(GauntletRingRangAgent):
                 return self.lowest(winners, view) if last else self.highest(winners, view)
             return self.lowest(legal, view)
 
-        if view.streak == ME:
-            return fight()  # keep my streak, over partner too: my win lifts, theirs does not
         if view.streak == PARTNER and lift and (best_seat == PARTNER or partner_later):
             return self.lowest(legal, view)  # partner lifts
         if best_seat == PARTNER and partner_is_safe(view):
@@ -331,7 +330,7 @@ class ReaderAgent(GauntletRingRangAgent):
             return self.discard(view, legal)
         if view.streak == PARTNER and lifts_now(view) and (best_seat == PARTNER or PARTNER in later):
             return self.discard(view, legal)  # partner's second win in a row lifts: leave it to them
-        stake = lifts_now(view) and (view.streak in OPPONENTS or view.streak == ME)
+        stake = lifts_now(view) and (view.streak in OPPONENTS or view.trick_number == NUM_TRICKS - 1)
         side_sure = side_cards(sure, trump)
         if side_sure:
             return self.lowest(side_sure, view)
@@ -426,7 +425,7 @@ class SupporterAgent(GauntletRingRangAgent):
                 return self.lowest(side_sure, view)
             return self.discard(view, legal)
         # An opponent wins the trick (third or fourth hand).
-        if sure and (view.pile >= 1 or opponent_lift or view.streak == ME or not side_cards(legal, trump)):
+        if sure and (view.pile >= 1 or opponent_lift or not side_cards(legal, trump)):
             side_sure = side_cards(sure, trump)
             return self.lowest(side_sure or sure, view)
         if not later and winners:
