@@ -507,7 +507,9 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
     curve_csv = run_dir / "curve.csv"
 
     # -- the checkpoint to resume (checked before anything is written)
-    checkpoint = open_run_dir(run_dir, config, resume, RESUMABLE_CHANGES)
+    checkpoint = open_run_dir(run_dir, config, resume, RESUMABLE_CHANGES, ("model.pt", "league.npz", "games.pt",
+                              "state.json"), ("steps", "env_steps", "iteration", "wall_s", "next_snapshot",
+                                              "next_eval", "next_checkpoint", "config"))
 
     # -- the env, the network, the league, the seating
     torch.manual_seed(config.seed)
@@ -683,9 +685,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m cardenvs.train.vector_ppo", description=__doc__.splitlines()[0])
     parser.add_argument("--config", required=True, help="YAML file with the fields of VectorPPOConfig")
     parser.add_argument("--resume", action="store_true", help="continue the run from its latest checkpoint")
+    parser.add_argument("--run-dir", help="write the run here instead of the config's run_dir")
     args = parser.parse_args(argv)
     try:
         config = load_config(args.config, VectorPPOConfig)
+        if args.run_dir:
+            config.run_dir = args.run_dir
         train(config, resume=args.resume)
     except (ValueError, CheckpointError) as error:
         print(f"error: {error}", file=sys.stderr)
