@@ -355,9 +355,8 @@ def bad_options(game: str, num_players: int, rng: random.Random) -> list[tuple[s
             ("108 deck for 4 players" if n <= 4 else "54 deck for 5+ players",
              {"deck": random_deck(game, 108 if n <= 4 else 54, rng)}),
             ("chooser in Rang", {"chooser": 0}),
+            ("decks with a 108-card deck of wrong cards", {"decks": [random_deck(game, 108, rng)[:-1] + ["2C"]]}),
         ]  # fmt: skip
-        if n <= 4:
-            out.append(("decks with 108 for 4 players", {"decks": [random_deck(game, 108, rng)]}))
     else:
         out += [
             ("54-card deck", {"deck": random_deck("rang", 54, rng)}),
