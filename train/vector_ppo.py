@@ -326,16 +326,25 @@ class Seating:
             self.rule_agents[(b, seat)] = agent
 
     def state(self) -> dict[str, Any]:
+        # the rule agents as data (spec, RNG, memory), as JSON text: weights_only loads it, nothing is unpickled
+        agents = [[b, seat, agent.name, agent.get_state()] for (b, seat), agent in sorted(self.rule_agents.items())]
         return {"learner_side": self.learner_side.clone(), "opponent": self.opponent.clone(),
-                "generator_cpu": self.generator_cpu.get_state()}
+                "generator_cpu": self.generator_cpu.get_state(), "rule_agents": json.dumps(agents)}
 
     def load(self, state: dict[str, Any]) -> None:
         self.learner_side.copy_(state["learner_side"])
         self.opponent.copy_(state["opponent"])
         self.generator_cpu.set_state(state["generator_cpu"])
-        # Rule agents are fresh for the episodes in flight (their memory of those deals is lost).
-        for b in range(self.config.rule_games):
-            self._draw_rule_agents(b)
+        if "rule_agents" not in state:  # an older checkpoint: fresh rule agents (not bit-exact)
+            for b in range(self.config.rule_games):
+                self._draw_rule_agents(b)
+            return
+        # The rule agents of the episodes in flight resume as they were; nothing is drawn from generator_cpu.
+        self.rule_agents = {}
+        for b, seat, spec, agent_state in json.loads(state["rule_agents"]):
+            agent = make_agent(spec, self.game, seed=None, **env_info(self.game, self.num_seats))
+            agent.set_state(agent_state)
+            self.rule_agents[(b, seat)] = agent
 
 
 # ---------------------------------------------------------------- rollouts
