@@ -372,3 +372,19 @@ def test_policy_with_nan_weights_is_refused_at_load(tmp_path, poison):
         load_policy(path)
     with pytest.raises(ValueError, match="NaN or infinite"):
         PolicyAgent(weights=weights)
+
+
+# ----------------------------------------------------------------- the fuzzer's new parts, briefly
+@pytest.mark.parametrize("game", ["ring_rang", "rang"])
+def test_fuzz_restore_terminate_and_gym(game):
+    import random
+
+    from fuzz_script import fuzz
+
+    stats = fuzz.Stats()
+    for seed in range(3):
+        fuzz.fuzz_restore(game, random.Random(seed), stats)
+        fuzz.fuzz_terminate(game, seed, stats)
+        fuzz.fuzz_gym(game, seed, stats)
+    assert not stats.failures, stats.failures[:3]
+    assert stats.bad_by_kind["restore: other settings"] > 0 and stats.steps > 0
