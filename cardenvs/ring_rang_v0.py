@@ -172,7 +172,7 @@ _OPTION_KEYS = frozenset({"deck", "decks", "chooser", "dealer"})
 
 
 def env(**kwargs: Any):
-    """The wrapped env (order enforcing; ``illegal_action="terminate"`` adds PettingZoo's illegal-move wrapper)."""
+    """The wrapped env (order enforcing; ``illegal_action="terminate"`` penalises a masked action, see base)."""
     illegal_action = kwargs.pop("illegal_action", "raise")
     return wrap_env(raw_env(**kwargs), illegal_action=illegal_action)
 
