@@ -325,12 +325,18 @@ def good_options(game: str, num_players: int, rng: random.Random) -> dict[str, A
     return {"chooser": rng.randrange(4)}
 
 
+def wrong_cards(deck: list[str]) -> list[str]:
+    """``deck`` with its last card replaced by another code: a duplicate, and never the same multiset
+    (``deck[:-1] + [deck[0]]`` was, when both ends held one of a Rang deck's repeated cards)."""
+    return deck[:-1] + [next(code for code in deck if code != deck[-1])]
+
+
 def bad_options(game: str, num_players: int, rng: random.Random) -> list[tuple[str, Any]]:
     """Malformed reset options (each must be a ValueError that changes nothing)."""
     n = num_players if game == "rang" else 4
     size = 52 if game == "ring_rang" else (108 if n >= 5 else 54)
     deck = random_deck(game, size, rng)
-    dup = deck[:-1] + [deck[0]]
+    dup = wrong_cards(deck)
     out = [
         ("options not a dict", [1]),
         ("unknown key", {"colour": 1}),
@@ -357,7 +363,7 @@ def bad_options(game: str, num_players: int, rng: random.Random) -> list[tuple[s
             ("108 deck for 4 players" if n <= 4 else "54 deck for 5+ players",
              {"deck": random_deck(game, 108 if n <= 4 else 54, rng)}),
             ("chooser in Rang", {"chooser": 0}),
-            ("decks with a 108-card deck of wrong cards", {"decks": [random_deck(game, 108, rng)[:-1] + ["2C"]]}),
+            ("decks with a 108-card deck of wrong cards", {"decks": [wrong_cards(random_deck(game, 108, rng))]}),
         ]  # fmt: skip
     else:
         out += [
@@ -637,7 +643,7 @@ def fuzz_restore(game: str, rng: random.Random, stats: Stats) -> None:
         key = rng.choice(["max_turns_per_deal", "episode", "num_players"])
         other_settings[key] = {"max_turns_per_deal": settings["max_turns_per_deal"] + 1,
                                "episode": "deal" if settings["episode"] == "match" else "match",
-                               "num_players": n % 10 + 2 if n < 10 else 2}[key]  # fmt: skip
+                               "num_players": n + 1 if n < 10 else 2}[key]  # fmt: skip
     else:
         key = rng.choice(["episode", "knocking", "signals", "declarations", "stop_when_decided", "shaping"])
         other_settings[key] = {"episode": "game" if settings["episode"] == "round" else "round",
