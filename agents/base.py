@@ -27,6 +27,22 @@ class Agent:
         if seed is not None:
             self.rng = np.random.default_rng(seed)
 
+    def get_state(self) -> dict[str, Any]:
+        """JSON data of what the agent carries between decisions (its RNG; subclasses add their memory).
+
+        With :meth:`set_state` a trainer's checkpoint resumes the agent exactly, without pickling it.
+        """
+        return {"rng": self.rng.bit_generator.state}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Take back a :meth:`get_state` (ValueError if it is not one)."""
+        rng = np.random.default_rng()
+        try:
+            rng.bit_generator.state = state["rng"]
+        except (KeyError, TypeError, ValueError) as error:
+            raise ValueError(f"agent {self.name}: not an agent state: {error!r:.200}") from None
+        self.rng = rng
+
     def observe_env(self, env: Any) -> None:
         """Called before :meth:`act` when ``needs_env`` is set: the env being played (to be read, not changed)."""
 

@@ -87,6 +87,10 @@ def _check_weights(weights: dict[str, np.ndarray], source: str) -> None:
             raise ValueError(f"policy {source}: missing array {key!r}; not a cardenvs policy file")
     if str(weights["activation"]) not in ACTIVATIONS:
         raise ValueError(f"policy {source}: unknown activation {str(weights['activation'])!r}")
+    for key, value in weights.items():  # a NaN logit would make the masked argmax pick an illegal action
+        array = np.asarray(value)
+        if np.issubdtype(array.dtype, np.number) and not np.isfinite(array).all():
+            raise ValueError(f"policy {source}: array {key!r} holds NaN or infinite values; retrain or re-export it")
 
 
 # ------------------------------------------------------------------- agent

@@ -231,6 +231,26 @@ class RulesAgent(Agent):
         super().reset(seed)
         self.tracker.clear()
 
+    def get_state(self) -> dict[str, Any]:
+        tracker = self.tracker
+        my_trick = None if tracker.my_trick is None else [list(pair) for pair in tracker.my_trick]
+        return {**super().get_state(), "voids": tracker.voids.tolist(), "accounted": sorted(tracker.accounted),
+                "my_trick": my_trick, "fallbacks": self.fallbacks}  # fmt: skip
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        super().set_state(state)
+        try:
+            voids = np.array(state["voids"], bool)
+            if voids.shape != (4, 4):
+                raise ValueError(f"voids must be 4 x 4, got {voids.shape}")
+            accounted = {int(card) for card in state["accounted"]}
+            my_trick = None if state["my_trick"] is None else [(int(s), int(c)) for s, c in state["my_trick"]]
+            fallbacks = int(state["fallbacks"])
+        except (KeyError, TypeError, ValueError) as error:
+            raise ValueError(f"agent {self.name}: not an agent state: {error!r:.200}") from None
+        self.tracker.voids, self.tracker.accounted, self.tracker.my_trick = voids, accounted, my_trick
+        self.fallbacks = fallbacks
+
     def act(self, observation: dict[str, np.ndarray]) -> int:
         view = View.from_observation(observation)
         if not view.legal:

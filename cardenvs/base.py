@@ -19,6 +19,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
 
 
 class IllegalActionError(ValueError):
@@ -70,6 +71,7 @@ class CardGameEnv(AECEnv):
         self.game: Any = None
         self._mask: np.ndarray = self._zero_mask
         self._rewards_dirty = False
+        self._illegal_end: str | None = None  # the agent whose illegal action ended the episode (terminate mode)
 
     # ------------------------------------------------------------------ hooks
     def _make_game(self, rng: np.random.Generator, options: dict[str, Any]) -> Any:
@@ -114,12 +116,13 @@ class CardGameEnv(AECEnv):
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options must be a dict, got {type(options).__name__}")
         if seed is not None or self._rng is None:
-            if isinstance(seed, (float, str, bytes)):
-                raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
+            # a Generator or BitGenerator would be shared with the caller (or not round-trip through JSON)
+            if isinstance(seed, (float, str, bytes, np.random.Generator, np.random.BitGenerator)):
+                raise ValueError(f"seed must be a non-negative int or None, got {seed!r:.80}")
             try:
                 rng = np.random.default_rng(seed)
             except (TypeError, ValueError) as error:
-                raise ValueError(f"seed must be a non-negative int or None, got {seed!r}: {error}") from None
+                raise ValueError(f"seed must be a non-negative int or None, got {seed!r:.80}: {error}") from None
         else:
             rng = copy.deepcopy(self._rng)
         game = self._make_game(rng, dict(options or {}))  # raises before anything changes
@@ -132,6 +135,7 @@ class CardGameEnv(AECEnv):
         self.truncations = {agent: False for agent in self.agents}
         self.infos = {agent: {} for agent in self.agents}
         self._rewards_dirty = False
+        self._illegal_end = None
         self._skip_agent_selection = None
         self.agent_selection = self.possible_agents[self._seat_to_act()]
         self._mask = self._legal_mask()
@@ -155,21 +159,42 @@ class CardGameEnv(AECEnv):
             return []
         return np.flatnonzero(self._mask).tolist()
 
-    def _check_action(self, action: Any) -> int:
+    def _action_index(self, action: Any) -> int:
+        """An int in the action space, or IllegalActionError: what is malformed whatever the mask says."""
         if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
             if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
                 action = int(action)
             else:
                 raise IllegalActionError(
-                    f"action must be an int, got {action!r} ({type(action).__name__}); legal: {self._legal_text()}"
+                    f"action must be an int, got {action!r:.80} ({type(action).__name__}); legal: {self._legal_text()}"
                 )
         action = int(action)
-        if not 0 <= action < len(self._mask) or not self._mask[action]:
-            name = self.action_names[action] if 0 <= action < len(self.action_names) else "out of range"
+        if not 0 <= action < len(self.action_names):
             raise IllegalActionError(
-                f"illegal action {action} ({name}) for {self.agent_selection}; legal: {self._legal_text()}"
+                f"illegal action {action} (out of range) for {self.agent_selection}; legal: {self._legal_text()}"
             )
         return action
+
+    def _check_action(self, action: Any) -> int:
+        action = self._action_index(action)
+        if not self._mask[action]:
+            raise IllegalActionError(f"illegal action {action} ({self.action_names[action]}) for "
+                                     f"{self.agent_selection}; legal: {self._legal_text()}")  # fmt: skip
+        return action
+
+    def _end_by_illegal_action(self, agent: str, reward: float) -> None:
+        """``illegal_action="terminate"``: every agent ends (PettingZoo's terminate-on-illegal), ``agent``
+        gets ``reward``. Recorded in the snapshot, so that a penalised env restores."""
+        self._cumulative_rewards[agent] = 0.0
+        self.terminations = dict.fromkeys(self.agents, True)
+        self.truncations = dict.fromkeys(self.agents, True)
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self.rewards[agent] = float(reward)
+        self._rewards_dirty = True
+        self._accumulate_rewards()
+        self._mask = self._zero_mask
+        self._illegal_end = agent
+        self._deads_step_first()
 
     def _legal_text(self) -> str:
         return ", ".join(f"{a}={self.action_names[a]}" for a in np.flatnonzero(self._mask))
@@ -245,6 +270,7 @@ class CardGameEnv(AECEnv):
             "terminations": dict(self.terminations),
             "truncations": dict(self.truncations),
             "rewards_dirty": self._rewards_dirty,
+            "illegal_end": self._illegal_end,
             "rng": _rng_to_json(self._rng),
         }
 
@@ -257,7 +283,7 @@ class CardGameEnv(AECEnv):
         if isinstance(snap, (str, bytes)):
             try:
                 snap = json.loads(snap)
-            except ValueError as error:
+            except (ValueError, RecursionError) as error:
                 raise ValueError(f"{name} snapshot is not valid JSON: {error}") from None
         if not isinstance(snap, dict) or snap.get("env") != name:
             raise ValueError(f"not a {name} snapshot")
@@ -296,8 +322,14 @@ class CardGameEnv(AECEnv):
             dirty = snap.get("rewards_dirty", True)
             if not isinstance(dirty, bool):
                 raise ValueError(f"must be a bool, got {dirty!r}")
+            field = "illegal_end"
+            illegal_end = snap.get("illegal_end")
+            if illegal_end is not None and illegal_end not in self.possible_agents:
+                raise ValueError(f"must be null or one of {self.possible_agents}, got {illegal_end!r:.80}")
         except KeyError as error:
             raise ValueError(f"malformed {name} snapshot: missing field {error.args[0]!r} (in {field!r})") from None
+        except RecursionError:
+            raise ValueError(f"malformed {name} snapshot: field {field!r} is nested too deeply") from None
         except (TypeError, ValueError, AttributeError, IndexError, OverflowError) as error:
             detail = str(error) if str(error).startswith(field) else f"field {field!r}: {error}"
             raise ValueError(f"malformed {name} snapshot: {detail}") from None
@@ -314,9 +346,13 @@ class CardGameEnv(AECEnv):
             self.agent_selection = selection
             self._skip_agent_selection = skip
             self._rewards_dirty = dirty
+            self._illegal_end = illegal_end
             live = [a for a in agents if not (self.terminations[a] or self.truncations[a])]
             in_play = [self.possible_agents[seat] for seat in self._seats_in_play()]
-            if sorted(live) != sorted(in_play):
+            if illegal_end is not None:  # ended by an illegal action: the game stopped where it was
+                if live:
+                    raise ValueError(f"illegal_end is set, but agents {live} are still live")
+            elif sorted(live) != sorted(in_play):
                 raise ValueError(f"the live agents {live} (agents, terminations, truncations) are not "
                                  f"the players still in the game {in_play}")  # fmt: skip
             self._mask = self._legal_mask() if live else self._zero_mask
@@ -343,13 +379,17 @@ def _rng_to_json(rng: np.random.Generator | None) -> Any:
 
 
 def _rng_from_json(state: Any) -> np.random.Generator:
-    if not isinstance(state, dict):
-        raise ValueError(f"must be a bit generator state dict, got {type(state).__name__}")
-    kind = getattr(np.random, str(state.get("bit_generator")), None)
-    if not (isinstance(kind, type) and issubclass(kind, np.random.BitGenerator)):
-        raise ValueError(f"unknown bit_generator {state.get('bit_generator')!r}")
-    bit_generator = kind()
+    """The env's generator: PCG64 (``reset`` makes no other), its state exactly as ``snapshot`` wrote it."""
+    if not isinstance(state, dict) or state.get("bit_generator") != "PCG64":
+        raise ValueError(f"must be the state of a PCG64 bit generator, got {state!r:.80}")
+    inner = state.get("state")
+    words = [inner.get("state"), inner.get("inc")] if isinstance(inner, dict) else [None]
+    if any(isinstance(w, bool) or not isinstance(w, int) or not 0 <= w < 2**128 for w in words):
+        raise ValueError(f"PCG64 'state' must hold ints 'state' and 'inc' in 0..2**128-1, got {inner!r:.80}")
+    bit_generator = np.random.PCG64()
     bit_generator.state = state
+    if bit_generator.state != state:
+        raise ValueError(f"not a PCG64 state as snapshot() writes it: {state!r:.80}")
     return np.random.Generator(bit_generator)
 
 
@@ -362,10 +402,35 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
         self._has_updated = True  # agent_iter() may follow at once, as after a reset
 
 
+class _TerminateIllegal(wrappers.BaseWrapper):
+    """PettingZoo's terminate-on-illegal, judged on the env's current mask (so a ``restore()`` counts).
+
+    A masked action of the agent to act ends the episode with ``illegal_reward`` (see
+    :meth:`CardGameEnv._end_by_illegal_action`); a malformed one (not an int, out of range, ``None``
+    for a live agent) raises :class:`IllegalActionError` with nothing changed, as without this wrapper.
+    """
+
+    def __init__(self, env: CardGameEnv, illegal_reward: float):
+        super().__init__(env)
+        self._illegal_reward = float(illegal_reward)
+
+    def step(self, action: Any) -> None:
+        raw = self.env.unwrapped
+        agent = raw.agent_selection
+        if agent in raw.terminations and not (raw.terminations[agent] or raw.truncations[agent]):
+            if not raw._mask[raw._action_index(action)]:
+                EnvLogger.warn_on_illegal_move()
+                raw._end_by_illegal_action(agent, self._illegal_reward)
+                return
+        self.env.step(action)
+
+
 def wrap_env(raw: CardGameEnv, illegal_action: str = "raise", illegal_reward: float = -1.0) -> AECEnv:
-    """The ``env()`` wrapping: order enforcing, and optionally PettingZoo's terminate-on-illegal."""
+    """The ``env()`` wrapping: order enforcing, and optionally terminate-on-illegal."""
     if illegal_action == "terminate":
-        env: AECEnv = wrappers.TerminateIllegalWrapper(raw, illegal_reward=illegal_reward)
+        if not _is_finite_number(illegal_reward):
+            raise ValueError(f"illegal_reward must be a finite number, got {illegal_reward!r}")
+        env: AECEnv = _TerminateIllegal(raw, illegal_reward)
     elif illegal_action == "raise":
         env = raw
     else:

@@ -22,7 +22,9 @@ The observation is the AEC env's vector; the legal-action mask is in
 ``info["action_mask"]`` and from ``action_masks()`` (for sb3-contrib's MaskablePPO,
 through gymnasium's wrappers with ``get_wrapper_attr``). An illegal action raises
 ValueError; ``illegal_action="terminate"`` ends the episode with ``illegal_reward``
-instead (for algorithms that ignore the mask). Every other keyword (``episode``,
+instead (for algorithms that ignore the mask). A malformed action (not an int of the
+action space: a float, a string, ``None``, negative, too large) is a ValueError in both
+modes, with nothing changed. Every other keyword (``episode``,
 ``knocking``, ``max_turns_per_deal``...) goes to the AEC env.
 """
 
@@ -86,17 +88,11 @@ class CardGymEnv(SelfPlayEnv):
         return super().reset(seed=seed, options=options)
 
     def step(self, action: int):
-        if self.illegal_action == "terminate" and not self._is_legal(action):
+        # a malformed action (not an int of the action space) is a ValueError in both modes
+        if self.illegal_action == "terminate" and not self._mask[self._action_index(action)]:
             self._mask = np.zeros_like(self._mask)
             return self._last_obs.copy(), self.illegal_reward, True, False, {**self._info(), "illegal_action": True}
         return super().step(action)
-
-    def _is_legal(self, action: Any) -> bool:
-        try:
-            index = int(action)
-        except (TypeError, ValueError):
-            return False
-        return 0 <= index < self.action_space.n and bool(self._mask[index])
 
     def _draw_opponents(self) -> dict[int, Agent]:
         if self.fixed_opponents is None:

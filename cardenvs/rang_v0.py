@@ -73,6 +73,7 @@ from .cards import JOKER, RANKS, pretty
 from .rang.engine import (
     DEFAULT_MAX_TURNS_PER_DEAL,
     DISCARD,
+    MAX_TURNS_LIMIT,
     NUM_ACTIONS,
     NUM_KINDS,
     PHASE_NAMES,
@@ -157,9 +158,9 @@ class raw_env(CardGameEnv):
         if (
             isinstance(max_turns_per_deal, bool)
             or not isinstance(max_turns_per_deal, (int, np.integer))
-            or (max_turns_per_deal < 1)
+            or not 1 <= max_turns_per_deal <= MAX_TURNS_LIMIT
         ):
-            raise ValueError(f"max_turns_per_deal must be a positive int, got {max_turns_per_deal!r}")
+            raise ValueError(f"max_turns_per_deal must be an int in 1..2**62, got {max_turns_per_deal!r}")
         num_players = int(num_players)
         self.observation_size = FIXED_SIZE + 5 * num_players
         super().__init__(num_players, render_mode)
@@ -195,11 +196,8 @@ class raw_env(CardGameEnv):
             given = options["decks"]
             if isinstance(given, (str, bytes)) or not isinstance(given, (list, tuple)):
                 raise ValueError(f"option decks must be a list of decks, got {type(given).__name__}")
-            for i, deck in enumerate(given):
-                parsed = parse_rang_deck(deck, f"decks[{i}]")
-                if len(parsed) == 108 and n <= 4:
-                    raise ValueError(f"decks[{i}] has 108 cards, but {n} players only ever deal 54")
-                decks.append(parsed)
+            # each deal takes the next unused deck of its size, so one list serves any player count
+            decks += [parse_rang_deck(deck, f"decks[{i}]") for i, deck in enumerate(given)]
         return RangGame.new(
             n,
             rng,
@@ -369,6 +367,9 @@ class raw_env(CardGameEnv):
             raise ValueError(f"snapshot has {game.num_players} players, this env {self.num_players}")
         if game.single_deal != (self.episode == "deal"):
             raise ValueError(f"snapshot is of another episode mode than this env's {self.episode!r}")
+        if game.max_turns_per_deal != self.max_turns_per_deal:
+            raise ValueError(f"snapshot has max_turns_per_deal {game.max_turns_per_deal}, "
+                             f"this env {self.max_turns_per_deal}")
         return game
 
     def _restored(self) -> None:

@@ -89,6 +89,9 @@ def validate(data: Any) -> None:
         raise ValueError(f"field 'env_kwargs' must be an object, got {type(data['env_kwargs']).__name__}")
     if "render_mode" in data["env_kwargs"]:
         raise ValueError("field 'env_kwargs' must not hold render_mode (it is not part of the game)")
+    if data["env_kwargs"].get("illegal_action", "raise") != "raise":
+        raise ValueError("field 'env_kwargs': illegal_action must be 'raise' (a replay rejects an illegal move; "
+                         f"it does not penalise it), got {data['env_kwargs']['illegal_action']!r:.80}")
     seed = data["seed"]
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise ValueError(f"field 'seed' must be a non-negative int or null, got {seed!r}")

@@ -172,7 +172,7 @@ _OPTION_KEYS = frozenset({"deck", "decks", "chooser", "dealer"})
 
 
 def env(**kwargs: Any):
-    """The wrapped env (order enforcing; ``illegal_action="terminate"`` adds PettingZoo's illegal-move wrapper)."""
+    """The wrapped env (order enforcing; ``illegal_action="terminate"`` penalises a masked action, see base)."""
     illegal_action = kwargs.pop("illegal_action", "raise")
     return wrap_env(raw_env(**kwargs), illegal_action=illegal_action)
 
@@ -400,7 +400,11 @@ class raw_env(CardGameEnv):  # noqa: N801 (PettingZoo convention)
         return self.game.to_json()
 
     def _game_from_json(self, data: dict[str, Any]) -> RingRangGame:
-        return RingRangGame.from_json(data)
+        game = RingRangGame.from_json(data)
+        other = {k: getattr(game, k) for k, v in self._settings.items() if getattr(game, k) != v}
+        if other:
+            raise ValueError(f"snapshot has other settings {other} than this env {self._settings}")
+        return game
 
     # ---------------------------------------------------------------- text
     def render(self) -> Any:

@@ -24,6 +24,7 @@ import random
 import sys
 import time
 import traceback
+import warnings
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -77,6 +78,7 @@ class Stats:
     resets_mid_game: int = 0
     copies: int = 0
     truncated: int = 0
+    gym_episodes: int = 0
     failures: list[str] = field(default_factory=list)
 
     def fail(self, message: str) -> None:
@@ -323,12 +325,18 @@ def good_options(game: str, num_players: int, rng: random.Random) -> dict[str, A
     return {"chooser": rng.randrange(4)}
 
 
+def wrong_cards(deck: list[str]) -> list[str]:
+    """``deck`` with its last card replaced by another code: a duplicate, and never the same multiset
+    (``deck[:-1] + [deck[0]]`` was, when both ends held one of a Rang deck's repeated cards)."""
+    return deck[:-1] + [next(code for code in deck if code != deck[-1])]
+
+
 def bad_options(game: str, num_players: int, rng: random.Random) -> list[tuple[str, Any]]:
     """Malformed reset options (each must be a ValueError that changes nothing)."""
     n = num_players if game == "rang" else 4
     size = 52 if game == "ring_rang" else (108 if n >= 5 else 54)
     deck = random_deck(game, size, rng)
-    dup = deck[:-1] + [deck[0]]
+    dup = wrong_cards(deck)
     out = [
         ("options not a dict", [1]),
         ("unknown key", {"colour": 1}),
@@ -355,9 +363,8 @@ def bad_options(game: str, num_players: int, rng: random.Random) -> list[tuple[s
             ("108 deck for 4 players" if n <= 4 else "54 deck for 5+ players",
              {"deck": random_deck(game, 108 if n <= 4 else 54, rng)}),
             ("chooser in Rang", {"chooser": 0}),
+            ("decks with a 108-card deck of wrong cards", {"decks": [wrong_cards(random_deck(game, 108, rng))]}),
         ]  # fmt: skip
-        if n <= 4:
-            out.append(("decks with 108 for 4 players", {"decks": [random_deck(game, 108, rng)]}))
     else:
         out += [
             ("54-card deck", {"deck": random_deck("rang", 54, rng)}),
@@ -370,7 +377,7 @@ def bad_options(game: str, num_players: int, rng: random.Random) -> list[tuple[s
     return out
 
 
-BAD_SEEDS = (1.5, "7", -3, b"x", [1, -2], {"seed": 1}, float("nan"))
+BAD_SEEDS = (1.5, "7", -3, b"x", [1, -2], {"seed": 1}, float("nan"), np.random.default_rng(1), np.random.MT19937(1))
 
 
 def fuzz_options(game: str, rng: random.Random, stats: Stats, rounds: int = 1) -> None:
@@ -392,12 +399,14 @@ BAD_CONSTRUCTORS = {
         {"num_players": 1}, {"num_players": 11}, {"num_players": "4"}, {"num_players": 4.0},
         {"num_players": True}, {"num_players": None}, {"episode": "game"}, {"episode": "round"},
         {"episode": None}, {"max_turns_per_deal": 0}, {"max_turns_per_deal": -5}, {"max_turns_per_deal": 2.5},
-        {"max_turns_per_deal": "10"}, {"render_mode": "video"}, {"illegal_action": "ignore"},
+        {"max_turns_per_deal": "10"}, {"max_turns_per_deal": 2**63}, {"render_mode": "video"},
+        {"illegal_action": "ignore"},
     ],
     "ring_rang": [
         {"episode": "match"}, {"episode": "deal"}, {"episode": None}, {"knocking": "yes"}, {"knocking": 1},
         {"signals": None}, {"declarations": "no"}, {"stop_when_decided": 0}, {"shaping": float("nan")},
-        {"shaping": "0.1"}, {"shaping": True}, {"render_mode": "video"}, {"illegal_action": "ignore"},
+        {"shaping": "0.1"}, {"shaping": True}, {"shaping": 1e308}, {"render_mode": "video"},
+        {"illegal_action": "ignore"},
         {"num_players": 4},
     ],
 }  # fmt: skip
@@ -592,7 +601,8 @@ def fuzz_snapshots(game: str, rng: random.Random, stats: Stats) -> None:
             stats.fail(f"{game} rejected restore with {path} changed the env")
 
 
-CORRUPT_VALUES = (None, -1, 99, 2**60, 1.5, "x", "QH", True, [], {}, [0], [[]], float("inf"))
+# In-range values (0..3) too: an edit that stays in range must still be rejected unless it is a state in kind.
+CORRUPT_VALUES = (None, -1, 0, 1, 2, 3, 99, 2**60, 1.5, "x", "QH", True, False, [], {}, [0], [[]], float("inf"))
 
 
 def corrupt(snap: dict, rng: random.Random) -> str | None:
@@ -619,6 +629,167 @@ def corrupt(snap: dict, rng: random.Random) -> str | None:
     return "/".join(map(str, path)) + f" = {value!r}"
 
 
+def fuzz_restore(game: str, rng: random.Random, stats: Stats) -> None:
+    """Snapshots that are not this env's states: other settings, another bit generator, deep nesting."""
+    n = rng.randrange(2, 11) if game == "rang" else 4
+    settings = random_settings(game, n, rng)
+    env = make_env(game, rng.random() < 0.5, **settings)
+    env.reset(seed=rng.randrange(2**32))
+    play(env, rng.randrange(40), rng, random_policy)
+    if not env.agents:
+        return
+    other_settings = dict(settings)
+    if game == "rang":
+        key = rng.choice(["max_turns_per_deal", "episode", "num_players"])
+        other_settings[key] = {"max_turns_per_deal": settings["max_turns_per_deal"] + 1,
+                               "episode": "deal" if settings["episode"] == "match" else "match",
+                               "num_players": n + 1 if n < 10 else 2}[key]  # fmt: skip
+    else:
+        key = rng.choice(["episode", "knocking", "signals", "declarations", "stop_when_decided", "shaping"])
+        other_settings[key] = {"episode": "game" if settings["episode"] == "round" else "round",
+                               "shaping": settings["shaping"] + 0.5}.get(key, not settings.get(key))  # fmt: skip
+    other = make_env(game, False, **other_settings)
+    other.reset(seed=rng.randrange(2**32))
+    play(other, rng.randrange(40), rng, random_policy)
+    snap = env.unwrapped.snapshot()
+    bad_rng = dict(snap, rng=json.loads(json.dumps(np.random.MT19937(rng.randrange(99)).state,
+                                                     default=lambda a: a.tolist())))  # fmt: skip
+    deep: Any = []
+    for _ in range(rng.choice([1_000, 50_000])):
+        deep = [deep]
+    nested = dict(snap, game=dict(snap["game"], **{rng.choice(list(snap["game"])): deep}))
+    for kind, bad in (("restore: other settings", other.unwrapped.snapshot()), ("restore: MT19937 rng", bad_rng),
+                      ("restore: deep nesting", nested)):  # fmt: skip
+        expect_rejected(env, lambda b=bad: env.unwrapped.restore(b), kind, stats, f"{game} {settings}")
+
+
+def fuzz_terminate(game: str, seed: int, stats: Stats) -> None:
+    """``illegal_action="terminate"``: malformed actions raise as in the raising env; a masked action ends
+    the episode with the penalty; restores in between (also of a penalised env) keep the mask current."""
+    rng = random.Random(seed)
+    n = rng.randrange(2, 11)
+    settings = random_settings(game, n, rng, short=True)
+    context = f"{game} terminate seed={seed} {settings}"
+    try:
+        env = make_env(game, True, illegal_action="terminate", **settings)
+        env.reset(seed=rng.randrange(2**32))
+        saved = [env.unwrapped.snapshot()]
+        for step in range(400):
+            if not env.agents:
+                break
+            _, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            if rng.random() < 0.2:
+                kind, action = rng.choice([b for b in bad_actions(env, rng) if b[0] != "masked"])
+                expect_rejected(env, lambda a=action: env.step(a), f"terminate: {kind}", stats, f"{context} {step}")
+            if rng.random() < 0.05:  # back to an earlier state: its mask, not the stale one, judges the next step
+                env.restore(json.loads(json.dumps(rng.choice(saved))))
+                stats.copies += 1
+                if not env.agents or env.terminations[env.agent_selection] or env.truncations[env.agent_selection]:
+                    continue
+            legal = env.unwrapped.legal_actions()
+            if rng.random() < 0.03:
+                masked = [a for a in range(len(env.unwrapped.action_names)) if a not in legal]
+                agent = env.agent_selection
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    env.step(rng.choice(masked))
+                raw = env.unwrapped
+                if not all(raw.terminations.values()) or raw._cumulative_rewards[agent] != -1.0:
+                    stats.fail(f"{context} step {step}: masked action not penalised: {raw._cumulative_rewards}")
+                before = fingerprint(env)
+                raw.restore(json.loads(json.dumps(raw.snapshot())))  # a penalised env restores
+                if fingerprint(env) != before:
+                    stats.fail(f"{context} step {step}: restore of a penalised env changed it")
+                stats.bad_by_kind["terminate: masked action penalised"] += 1
+                saved.append(raw.snapshot())
+                continue
+            env.step(policy_choice(legal, rng))
+            if env.agents and any(env.terminations.values()) and env.unwrapped._illegal_end is not None:
+                stats.fail(f"{context} step {step}: a legal action was penalised")
+            stats.steps += 1
+            if rng.random() < 0.1:
+                saved.append(env.unwrapped.snapshot())
+    except Exception as error:  # noqa: BLE001
+        stats.fail(f"{context}: crash {type(error).__name__}: {error}\n{traceback.format_exc(limit=6)}")
+
+
+def policy_choice(legal: list[int], rng: random.Random) -> int:
+    return legal[rng.randrange(len(legal))]
+
+
+def gym_state(env) -> tuple:
+    """What a rejected gym step must not change: the AEC snapshot and the learner's books."""
+    return json.dumps(env.aec.unwrapped.snapshot()), tuple(env._banked), env._credited, env._mask.tobytes()
+
+
+def fuzz_gym(game: str, seed: int, stats: Stats) -> None:
+    """The gymnasium envs: malformed and aliasing actions are ValueErrors that change nothing; bad
+    learner seats are refused; every reset reaches a learner decision; rewards are finite."""
+    from cardenvs.gym_envs import CardGymEnv
+
+    rng = random.Random(seed)
+    n = rng.randrange(2, 11) if game == "rang" else 4
+    mode = rng.choice(["raise", "terminate"])
+    kwargs: dict[str, Any] = {"num_players": n} if game == "rang" else {}
+    if game == "rang":
+        kwargs["max_turns_per_deal"] = rng.choice([2000, 300, 3 * n])
+    context = f"{game} gym seed={seed} {mode} {kwargs}"
+    try:
+        env = CardGymEnv(game, rng.choice(["random", "rules_basic"]), illegal_action=mode, **kwargs)
+        for _ in range(3):
+            bad_seat = rng.choice([-1, n, 1.0, True, "0"])
+            try:
+                env.reset(seed=rng.randrange(2**32), options={"learner_seat": bad_seat})
+            except ValueError:
+                stats.bad_by_kind["gym: bad learner_seat"] += 1
+                stats.bad_calls += 1
+            else:
+                stats.fail(f"{context}: learner_seat {bad_seat!r} accepted")
+            options = {"learner_seat": rng.randrange(n)} if rng.random() < 0.5 else None
+            env.reset(seed=rng.randrange(2**32), options=options)
+            for step in range(300):
+                mask = env.action_masks()
+                legal = np.flatnonzero(mask)
+                if not len(legal):
+                    stats.fail(f"{context}: no legal action at a learner decision")
+                    break
+                size = env.action_space.n
+                if rng.random() < 0.3:
+                    bad = rng.choice([int(legal[rng.randrange(len(legal))]) - size, size, size + 7, 2**63, None,
+                                      float(legal[0]) + 0.5, str(legal[0]), True, np.float32(legal[0]), [1]])
+                    before = gym_state(env)
+                    try:
+                        env.step(bad)
+                    except ValueError:
+                        pass
+                    except Exception as error:  # noqa: BLE001
+                        stats.fail(f"{context} {step}: {bad!r}: {type(error).__name__} instead of ValueError")
+                    else:
+                        stats.fail(f"{context} {step}: {bad!r} accepted")
+                    if gym_state(env) != before:
+                        stats.fail(f"{context} {step}: rejected action {bad!r} changed the env")
+                    stats.bad_calls += 1
+                    stats.bad_by_kind["gym: malformed or aliasing action"] += 1
+                if mode == "terminate" and rng.random() < 0.02 and (~mask).any():
+                    _, reward, done, trunc, info = env.step(int(rng.choice(np.flatnonzero(~mask))))
+                    if not (done and reward == -1.0 and info.get("illegal_action")):
+                        stats.fail(f"{context} {step}: masked action not penalised")
+                    stats.bad_by_kind["gym: masked action penalised"] += 1
+                    break
+                _, reward, done, trunc, _ = env.step(np.int64(legal[rng.randrange(len(legal))]))
+                stats.steps += 1
+                if not np.isfinite(reward):
+                    stats.fail(f"{context} {step}: reward {reward}")
+                if done or trunc:
+                    stats.gym_episodes += 1
+                    break
+    except Exception as error:  # noqa: BLE001
+        stats.fail(f"{context}: crash {type(error).__name__}: {error}\n{traceback.format_exc(limit=6)}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=1.0, help="how long to fuzz")
@@ -640,6 +811,10 @@ def main(argv: list[str] | None = None) -> int:
             if episodes % 20 == 0:
                 fuzz_options(other, rng, stats)
                 fuzz_snapshots(other, rng, stats)
+            if episodes % 10 == 0:
+                fuzz_restore(other, rng, stats)
+                fuzz_terminate(other, rng.randrange(2**32), stats)
+                fuzz_gym(other, rng.randrange(2**32), stats)
             if episodes % 200 == 0:
                 fuzz_constructors(other, stats)
         episodes += 1
@@ -661,7 +836,8 @@ def main(argv: list[str] | None = None) -> int:
     print("  masked actions by reason:")
     for reason, count in sorted(stats.masked_reasons.items()):
         print(f"    {reason}: {count}")
-    print(f"  resets mid-game: {stats.resets_mid_game}, snapshot round trips: {stats.copies}")
+    print(f"  resets mid-game: {stats.resets_mid_game}, snapshot round trips and restores: {stats.copies}")
+    print(f"  gym episodes finished: {stats.gym_episodes}")
     print(f"  failures: {len(stats.failures)}")
     for failure in stats.failures[:10]:
         print("  - " + failure)

@@ -78,7 +78,7 @@ def test_bad_constructor_arguments(kwargs):
         ({"deck": list(DECK_54[:50])}, "50 cards"),
         ({"deck": list(DECK_108)}, "needs 54"),
         ({"deck": "2C 3C"}, "list"),
-        ({"decks": [list(DECK_54), list(DECK_108)]}, "108"),
+        ({"decks": [list(DECK_54), list(DECK_108[:-1]) + ["2C"]]}, r"decks\[1\]"),  # a 108-card deck, wrong cards
         ({"decks": "x"}, "list"),
         ({"deck": list(DECK_54), "decks": [list(DECK_54)]}, "not both"),
     ],
@@ -91,6 +91,20 @@ def test_bad_options_leave_env_unchanged(options, message):
     with pytest.raises(ValueError, match=message):
         env.reset(seed=5, options=options)
     assert json.dumps(env.unwrapped.snapshot()) == before
+
+
+@pytest.mark.parametrize("num_players", [2, 4, 5, 7])
+def test_one_decks_list_serves_any_player_count(num_players):
+    """Issue 19 item 10: each deal takes the next unused deck of its size; a 108-card deck in the list of a
+    2-4 player match is not an error (it waits, unused)."""
+    small, big = list(DECK_54), list(DECK_108)
+    env = rang_v0.env(num_players=num_players)
+    env.reset(seed=1, options={"decks": [big, small]})
+    game = env.unwrapped.game
+    assert game.deck_size == (108 if num_players >= 5 else 54)
+    dealt = small if num_players <= 4 else big
+    assert game.pile[0] == dealt[5 * num_players]  # the start card of the deck of the right size
+    assert [len(d) for d in game.given_decks] == [54 if num_players >= 5 else 108]
 
 
 def test_illegal_actions_raise_and_change_nothing():

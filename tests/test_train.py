@@ -156,11 +156,11 @@ def test_corrupt_or_partial_checkpoint_is_a_clear_error(tmp_path):
     assert missing.returncode == 2 and "no checkpoint to resume" in missing.stderr
     selfplay(config)
     folder = run_dir / "checkpoints" / "step_256"
-    model = folder / "model.zip"
+    model = folder / "model.pt"
     whole = model.read_bytes()
     model.write_bytes(whole[:100])  # a torn write
     corrupt = selfplay(config, "--resume", check=False)
-    assert corrupt.returncode == 2 and "corrupt" in corrupt.stderr and "model.zip" in corrupt.stderr
+    assert corrupt.returncode == 2 and "corrupt" in corrupt.stderr and "model.pt" in corrupt.stderr
     model.write_bytes(whole)
     (folder / "pool.npz").unlink()
     partial = selfplay(config, "--resume", check=False)
@@ -212,3 +212,92 @@ def test_quick_config_end_to_end(tmp_path, game):
     rows = curve(tmp_path / "quick")
     assert rows and int(rows[-1]["steps"]) == config["total_steps"]
     assert (tmp_path / "quick" / "policy.npz").exists()
+
+
+class _Payload:
+    """Unpickling this runs code: it creates the file ``target``."""
+
+    def __init__(self, target: str):
+        self.target = target
+
+    def __reduce__(self):
+        return (open, (self.target, "w"))
+
+
+def _rehash(run_dir: Path) -> None:
+    """Recompute latest.json's SHA-256s, as whoever edits a checkpoint can."""
+    import hashlib
+
+    latest = run_dir / "checkpoints" / "latest.json"
+    pointer = json.loads(latest.read_text())
+    folder = run_dir / "checkpoints" / pointer["folder"]
+    pointer["sha256"] = {name: hashlib.sha256((folder / name).read_bytes()).hexdigest() for name in pointer["sha256"]}
+    latest.write_text(json.dumps(pointer))
+
+
+@pytest.mark.slow
+def test_resume_loads_data_only_and_hand_edited_checkpoints_are_clear_errors(tmp_path):
+    """Issue 19 items 1 and 8: a crafted checkpoint (valid hashes) never runs code on --resume; edited ones
+    are CheckpointErrors (exit 2, one line), not tracebacks; a moved run folder resumes with --run-dir."""
+    import torch
+
+    config = write_config(tmp_path, total_steps=256, eval_every=100_000)
+    selfplay(config)
+    run_dir = tmp_path / "run"
+    folder = run_dir / "checkpoints" / "step_256"
+    assert not (folder / "model.zip").exists()  # SB3's pickled format is not written
+    whole = (folder / "model.pt").read_bytes()
+    marker = tmp_path / "payload_ran"
+    torch.save({"policy": _Payload(str(marker)), "optimizer": {}}, folder / "model.pt")
+    _rehash(run_dir)
+    crafted = selfplay(config, "--resume", check=False)
+    assert crafted.returncode == 2 and "cannot be resumed" in crafted.stderr, crafted.stderr[-2000:]
+    assert "Traceback" not in crafted.stderr and not marker.exists()
+    torch.save({"policy": {}}, folder / "model.pt")  # valid hashes, wrong content
+    _rehash(run_dir)
+    edited = selfplay(config, "--resume", check=False)
+    assert edited.returncode == 2 and "cannot be resumed" in edited.stderr and "Traceback" not in edited.stderr
+    (folder / "model.pt").write_bytes(whole)
+    state = json.loads((folder / "state.json").read_text())
+    (folder / "state.json").write_text(json.dumps({k: v for k, v in state.items() if k != "rng"}))
+    _rehash(run_dir)
+    no_rng = selfplay(config, "--resume", check=False)
+    assert no_rng.returncode == 2 and "lacks ['rng']" in no_rng.stderr and "Traceback" not in no_rng.stderr
+    (folder / "state.json").write_text(json.dumps(state))
+    _rehash(run_dir)
+    moved = tmp_path / "moved"
+    run_dir.rename(moved)
+    resumed = selfplay(write_config(tmp_path, total_steps=512, eval_every=100_000), "--resume",
+                       "--run-dir", str(moved))
+    assert f"resumed {moved} at step 256" in resumed.stderr
+    assert checkpoint_steps(moved) == 512
+
+
+def test_checkpoint_pointer_is_confined_to_the_run_folder(tmp_path):
+    """Issue 19 item 8: latest.json cannot send --resume to a folder outside checkpoints/."""
+    import hashlib
+
+    from cardenvs.train.selfplay import CheckpointError, load_checkpoint
+
+    outside = tmp_path / "elsewhere" / "step_5"
+    outside.mkdir(parents=True)
+    (outside / "state.json").write_text(json.dumps({"steps": 5, "config": {}}))
+    digest = {"state.json": hashlib.sha256((outside / "state.json").read_bytes()).hexdigest()}
+    root = tmp_path / "run" / "checkpoints"
+    root.mkdir(parents=True)
+    latest = root / "latest.json"
+    for folder in (str(outside), "../../elsewhere/step_5"):
+        latest.write_text(json.dumps({"folder": folder, "steps": 5, "sha256": digest}))
+        with pytest.raises(CheckpointError, match="not a step_<N> folder"):
+            load_checkpoint(tmp_path / "run")
+    (root / "step_5").symlink_to(outside, target_is_directory=True)
+    latest.write_text(json.dumps({"folder": "step_5", "steps": 5, "sha256": digest}))
+    with pytest.raises(CheckpointError, match="outside"):
+        load_checkpoint(tmp_path / "run")
+    (root / "step_5").unlink()
+    (root / "step_5").mkdir()
+    (root / "step_5" / "state.json").write_text(json.dumps({"steps": 5, "config": {}}))
+    assert load_checkpoint(tmp_path / "run")[1]["steps"] == 5
+    latest.write_text(json.dumps({"folder": "step_5", "steps": 5, "sha256": {}}))  # hashes cover nothing
+    with pytest.raises(CheckpointError, match="must list"):
+        load_checkpoint(tmp_path / "run")

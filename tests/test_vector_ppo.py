@@ -213,6 +213,19 @@ def test_tiny_run_checkpoints_resumes_exactly_and_exports(tmp_path, game):
 
 
 @pytest.mark.parametrize("game", GAMES)
+def test_resume_with_rule_games_is_bit_exact(tmp_path, game):
+    """Issue 19 item 7: the rule agents of the games in flight are checkpointed as data (spec, RNG, memory);
+    loading them draws nothing from the seating's generator, so the resumed run is the straight run."""
+    rules = {"rule_games": 4, "rule_opponents": {"rules_strong": 1.0, "rules_basic": 1.0, "random": 1.0}}
+    straight = train(tiny(game, tmp_path / "straight", total_steps=600, **rules))
+    train(tiny(game, tmp_path / "split", total_steps=300, **rules))
+    resumed = train(tiny(game, tmp_path / "split", total_steps=600, **rules), resume=True)
+    a, b = load_policy(straight), load_policy(resumed)
+    for key in a:
+        assert np.array_equal(a[key], b[key]), key
+
+
+@pytest.mark.parametrize("game", GAMES)
 def test_rule_opponents_in_a_few_games(tmp_path, game):
     config = tiny(game, tmp_path / "rules", rule_games=3, rule_opponents={"rules_basic": 1.0, "random": 1.0},
                   total_steps=200)

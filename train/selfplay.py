@@ -26,6 +26,7 @@ import csv
 import hashlib
 import json
 import random
+import re
 import shutil
 import sys
 import time
@@ -132,6 +133,10 @@ class CheckpointError(ValueError):
     """A checkpoint that is missing, partial or corrupt."""
 
 
+CHECKPOINT_FILES = ("model.pt", "pool.npz", "state.json")  # model.pt: tensors only, loaded with weights_only
+STATE_KEYS = ("steps", "wall_s", "next_snapshot", "next_eval", "next_checkpoint", "config", "rng", "model")
+
+
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -150,7 +155,9 @@ def save_checkpoint(run_dir: Path, model: Any, pool: OpponentPool, envs: list[Se
     folder = root / f"step_{state['steps']}"
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
-    model.save(folder / "model.zip")
+    # tensors only (SB3's model.zip holds cloudpickled fields: loading it can run code)
+    torch.save({"policy": model.policy.state_dict(), "optimizer": model.policy.optimizer.state_dict()},
+               folder / "model.pt")
     np.savez(folder / "pool.npz", **pool.to_arrays())
     rng_state = {
         "numpy": _jsonable(np.random.get_state()),
@@ -158,8 +165,9 @@ def save_checkpoint(run_dir: Path, model: Any, pool: OpponentPool, envs: list[Se
         "torch": torch.get_rng_state().tolist(),
         "envs": [env.rng.bit_generator.state for env in envs],
     }
-    (folder / "state.json").write_text(json.dumps({**state, "rng": rng_state}))
-    commit_checkpoint(run_dir, folder, ("model.zip", "pool.npz", "state.json"), state["steps"], keep)
+    counters = {"n_updates": model._n_updates, "episode_num": model._episode_num}
+    (folder / "state.json").write_text(json.dumps({**state, "rng": rng_state, "model": counters}))
+    commit_checkpoint(run_dir, folder, CHECKPOINT_FILES, state["steps"], keep)
 
 
 def commit_checkpoint(run_dir: Path, folder: Path, names: tuple[str, ...], steps: int, keep: int) -> None:
@@ -173,43 +181,71 @@ def commit_checkpoint(run_dir: Path, folder: Path, names: tuple[str, ...], steps
             shutil.rmtree(old, ignore_errors=True)
 
 
-def load_checkpoint(run_dir: Path) -> tuple[Path, dict]:
-    """The latest whole checkpoint (folder, state); a CheckpointError says what is wrong."""
-    latest = run_dir / "checkpoints" / "latest.json"
+def load_checkpoint(
+    run_dir: Path, files: tuple[str, ...] = ("state.json",), state_keys: tuple[str, ...] = ("steps", "config")
+) -> tuple[Path, dict]:
+    """The latest whole checkpoint (folder, state); a CheckpointError says what is wrong.
+
+    ``latest.json`` must name a ``step_<N>`` folder inside ``checkpoints/`` (a pointer elsewhere is
+    refused) whose SHA-256s cover ``files``; ``state.json`` must hold ``state_keys``.
+    """
+    root = run_dir / "checkpoints"
+    latest = root / "latest.json"
     if not latest.exists():
         raise CheckpointError(f"no checkpoint to resume in {run_dir} ({latest} does not exist)")
     try:
         pointer = json.loads(latest.read_text())
-        folder = run_dir / "checkpoints" / pointer["folder"]
+        name = pointer["folder"]
         expected = dict(pointer["sha256"])
     except (ValueError, KeyError, TypeError) as error:
         raise CheckpointError(f"checkpoint pointer {latest} is corrupt: {error!r}") from None
-    for name, digest in expected.items():
-        path = folder / name
-        if not path.exists():
-            raise CheckpointError(f"checkpoint {folder} is partial: {name} is missing")
+    if not isinstance(name, str) or not re.fullmatch(r"step_\d+", name):
+        raise CheckpointError(f"checkpoint pointer {latest} names {name!r:.100}, not a step_<N> folder of {root}")
+    folder = root / name
+    if folder.resolve().parent != root.resolve():
+        raise CheckpointError(f"checkpoint {folder} lies outside {root} (a link?); resume reads only the run folder")
+    if "model.zip" in expected:
+        raise CheckpointError(f"checkpoint {folder} holds SB3's model.zip, whose pickled fields can run code; "
+                              "resume loads data only: start a new run")
+    missing = [f for f in files if f not in expected]
+    if missing or any(not isinstance(f, str) or Path(f).name != f or f.startswith(".") for f in expected):
+        raise CheckpointError(f"checkpoint pointer {latest} is corrupt: its sha256 must list {list(files)}, "
+                              f"got {list(expected)!r:.200}")
+    for file, digest in expected.items():
+        path = folder / file
+        if not path.is_file():
+            raise CheckpointError(f"checkpoint {folder} is partial: {file} is missing")
         if _sha256(path) != digest:
-            raise CheckpointError(f"checkpoint {folder} is corrupt: {name} does not match its SHA-256")
+            raise CheckpointError(f"checkpoint {folder} is corrupt: {file} does not match its SHA-256")
     try:
         state = json.loads((folder / "state.json").read_text())
     except ValueError as error:
         raise CheckpointError(f"checkpoint {folder}: state.json is corrupt: {error}") from None
+    absent = [key for key in state_keys if key not in state] if isinstance(state, dict) else list(state_keys)
+    if absent or not isinstance(state["config"], dict) or not _is_count(state["steps"]):
+        raise CheckpointError(f"checkpoint {folder}: state.json lacks {absent} or holds a bad 'config'/'steps'")
     return folder, state
 
 
-def open_run_dir(run_dir: Path, config: Any, resume: bool, resumable: tuple[str, ...]) -> tuple[Path, dict] | None:
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def open_run_dir(run_dir: Path, config: Any, resume: bool, resumable: tuple[str, ...],
+                 files: tuple[str, ...] = ("state.json",),
+                 state_keys: tuple[str, ...] = ("steps", "config")) -> tuple[Path, dict] | None:
     """Check the run folder before anything is written; the checkpoint to resume, if any.
 
-    A resume must use the checkpoint's config except the ``resumable`` fields; a fresh run
-    refuses a folder that already holds one.
+    A resume must use the checkpoint's config except the ``resumable`` fields and ``run_dir``
+    (a run folder may be moved or copied); a fresh run refuses a folder that already holds one.
     """
     checkpoint = None
     if resume:
-        folder, state = load_checkpoint(run_dir)
+        folder, state = load_checkpoint(run_dir, files, state_keys)
         saved = state["config"]
         defaults = asdict(type(config)())  # a field newer than the checkpoint counts as its default
         changed = sorted(k for k, v in asdict(config).items()
-                         if k not in resumable and saved.get(k, defaults[k]) != v)
+                         if k not in resumable and k != "run_dir" and saved.get(k, defaults[k]) != v)
         if changed:
             raise ValueError(f"--resume: the config differs from the checkpoint's in {changed}")
         checkpoint = (folder, state)
@@ -314,7 +350,7 @@ def train(config: TrainConfig, resume: bool = False) -> Path:
     curve_csv = run_dir / "curve.csv"
 
     # -- the checkpoint to resume (checked before anything is written)
-    checkpoint = open_run_dir(run_dir, config, resume, RESUMABLE_CHANGES)
+    checkpoint = open_run_dir(run_dir, config, resume, RESUMABLE_CHANGES, CHECKPOINT_FILES, STATE_KEYS)
 
     # -- the opponent pool and the envs
     pool = OpponentPool(config.game, dict(config.opponents), config.snapshot_weight, config.max_snapshots)
@@ -325,26 +361,36 @@ def train(config: TrainConfig, resume: bool = False) -> Path:
     ]
     vec_env = VecMonitor(DummyVecEnv([lambda env=env: env for env in envs]))
 
-    # -- the model (new, or the checkpoint's with its optimizer state)
+    # -- the model: built from the config; on resume the checkpoint's tensors (data only) go into it
+    activation = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}[config.activation]
+    model = MaskablePPO(
+        "MlpPolicy", vec_env, learning_rate=config.learning_rate, n_steps=config.n_steps,
+        batch_size=config.batch_size, n_epochs=config.n_epochs, gamma=config.gamma,
+        gae_lambda=config.gae_lambda, clip_range=config.clip_range, ent_coef=config.ent_coef,
+        vf_coef=config.vf_coef, max_grad_norm=config.max_grad_norm, seed=config.seed, device="cpu",
+        policy_kwargs={"net_arch": {"pi": config.net_arch, "vf": config.net_arch}, "activation_fn": activation},
+    )
     if checkpoint is None:
-        activation = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}[config.activation]
-        model = MaskablePPO(
-            "MlpPolicy", vec_env, learning_rate=config.learning_rate, n_steps=config.n_steps,
-            batch_size=config.batch_size, n_epochs=config.n_epochs, gamma=config.gamma,
-            gae_lambda=config.gae_lambda, clip_range=config.clip_range, ent_coef=config.ent_coef,
-            vf_coef=config.vf_coef, max_grad_norm=config.max_grad_norm, seed=config.seed, device="cpu",
-            policy_kwargs={"net_arch": {"pi": config.net_arch, "vf": config.net_arch}, "activation_fn": activation},
-        )
         steps, wall_offset = 0, 0.0
         next_snapshot, next_eval, next_checkpoint = config.snapshot_every, config.eval_every, config.checkpoint_every
         with curve_csv.open("w", newline="") as f:
             csv.DictWriter(f, CURVE_FIELDS).writeheader()
     else:
         folder, state = checkpoint
-        model = MaskablePPO.load(folder / "model.zip", env=vec_env, device="cpu")
-        with np.load(folder / "pool.npz", allow_pickle=False) as arrays:
-            pool.load_arrays(arrays)
-        _restore_rng(state["rng"], envs)
+        try:  # a hand-edited checkpoint (valid hashes, wrong content) is a CheckpointError, not a traceback
+            saved = torch.load(folder / "model.pt", map_location="cpu", weights_only=True)
+            model.policy.load_state_dict(saved["policy"])
+            model.policy.optimizer.load_state_dict(saved["optimizer"])
+            model.num_timesteps = state["steps"]
+            model._n_updates, model._episode_num = state["model"]["n_updates"], state["model"]["episode_num"]
+            with np.load(folder / "pool.npz", allow_pickle=False) as arrays:
+                pool.load_arrays(arrays)
+            _restore_rng(state["rng"], envs)
+            if not all(isinstance(state[k], int | float) for k in ("wall_s", *STATE_KEYS[2:5])):
+                raise ValueError("state.json: 'wall_s' and the 'next_*' due dates must be numbers")
+        except Exception as error:  # noqa: BLE001 - whatever the content, the message names the checkpoint
+            raise CheckpointError(f"checkpoint {folder} cannot be resumed: {type(error).__name__}: {error}"
+                                  [:300]) from None
         steps, wall_offset = state["steps"], state["wall_s"]
         next_snapshot, next_eval, next_checkpoint = state["next_snapshot"], state["next_eval"], state["next_checkpoint"]
         _truncate_curve(curve_csv, steps)  # evaluations logged after the checkpoint are redone

@@ -377,8 +377,11 @@ class Seating:
             self.results[slot] = 0.0
 
     def state(self) -> dict[str, Any]:
+        # the rule agents as data (spec, RNG, memory), as JSON text: weights_only loads it, nothing is unpickled
+        agents = [[b, seat, agent.name, agent.get_state()] for (b, seat), agent in sorted(self.rule_agents.items())]
         return {"learner_side": self.learner_side.clone(), "opponent": self.opponent.clone(),
-                "generator_cpu": self.generator_cpu.get_state(), "results": self.results.clone()}
+                "generator_cpu": self.generator_cpu.get_state(), "rule_agents": json.dumps(agents),
+                "results": self.results.clone()}
 
     def load(self, state: dict[str, Any]) -> None:
         self.learner_side.copy_(state["learner_side"])
@@ -386,9 +389,16 @@ class Seating:
         self.generator_cpu.set_state(state["generator_cpu"])
         if "results" in state:  # checkpoints written before PFSP have none
             self.results.copy_(state["results"])
-        # Rule agents are fresh for the episodes in flight (their memory of those deals is lost).
-        for b in range(self.config.rule_games):
-            self._draw_rule_agents(b)
+        if "rule_agents" not in state:  # an older checkpoint: fresh rule agents (not bit-exact)
+            for b in range(self.config.rule_games):
+                self._draw_rule_agents(b)
+            return
+        # The rule agents of the episodes in flight resume as they were; nothing is drawn from generator_cpu.
+        self.rule_agents = {}
+        for b, seat, spec, agent_state in json.loads(state["rule_agents"]):
+            agent = make_agent(spec, self.game, seed=None, **env_info(self.game, self.num_seats))
+            agent.set_state(agent_state)
+            self.rule_agents[(b, seat)] = agent
 
 
 # ---------------------------------------------------------------- rollouts
@@ -561,7 +571,9 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
     curve_csv = run_dir / "curve.csv"
 
     # -- the checkpoint to resume (checked before anything is written)
-    checkpoint = open_run_dir(run_dir, config, resume, RESUMABLE_CHANGES)
+    checkpoint = open_run_dir(run_dir, config, resume, RESUMABLE_CHANGES, ("model.pt", "league.npz", "games.pt",
+                              "state.json"), ("steps", "env_steps", "iteration", "wall_s", "next_snapshot",
+                                              "next_eval", "next_checkpoint", "config"))
     (run_dir / "policies").mkdir(exist_ok=True)
 
     # -- the env, the network, the league, the seating
@@ -745,9 +757,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m cardenvs.train.vector_ppo", description=__doc__.splitlines()[0])
     parser.add_argument("--config", required=True, help="YAML file with the fields of VectorPPOConfig")
     parser.add_argument("--resume", action="store_true", help="continue the run from its latest checkpoint")
+    parser.add_argument("--run-dir", help="write the run here instead of the config's run_dir")
     args = parser.parse_args(argv)
     try:
         config = load_config(args.config, VectorPPOConfig)
+        if args.run_dir:
+            config.run_dir = args.run_dir
         train(config, resume=args.resume)
     except (ValueError, CheckpointError) as error:
         print(f"error: {error}", file=sys.stderr)

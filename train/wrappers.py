@@ -28,6 +28,7 @@ from cardenvs.agents.base import Agent
 from cardenvs.agents.registry import GAMES, check_spec, make_agent
 
 DEFAULT_EPISODE = {"ring_rang": "round", "rang": "deal"}
+MAX_DEALS_TO_FIRST_DECISION = 100  # reset() deals again while a deal ends before the learner decides
 
 
 def make_aec_env(game: str, episode: str | None = None, num_players: int = 4, **env_kwargs: Any):
@@ -143,9 +144,7 @@ class SelfPlayEnv(gym.Env):
         self.pool = pool
         self.num_players = 4 if game == "ring_rang" else num_players
         self.aec = make_aec_env(game, episode, self.num_players, **(env_kwargs or {}))
-        if learner_seat is not None and not 0 <= learner_seat < self.num_players:
-            raise ValueError(f"learner_seat: expected a seat 0..{self.num_players - 1}, got {learner_seat!r}")
-        self.fixed_seat = learner_seat
+        self.fixed_seat = None if learner_seat is None else self._check_seat(learner_seat)
         first = self.aec.possible_agents[0]
         box = self.aec.observation_space(first)["observation"]
         self.observation_space = gym.spaces.Box(box.low, box.high, box.shape, np.float32)
@@ -165,22 +164,27 @@ class SelfPlayEnv(gym.Env):
         options = dict(options or {})
         seat = self.fixed_seat if self.fixed_seat is not None else int(self.rng.integers(self.num_players))
         if "learner_seat" in options:
-            seat = int(options.pop("learner_seat"))
+            seat = self._check_seat(options.pop("learner_seat"), "option learner_seat")
         self._seats_of_learner = (seat, (seat + 2) % 4) if self.game == "ring_rang" else (seat,)
         self._opponents = self._draw_opponents()
-        self.aec.reset(seed=int(self.rng.integers(2**63)), options=options or None)
-        self._banked = [0.0] * self.num_players
-        self._credited = 0.0
         self.opponent_names = sorted({a.name for a in self._opponents.values()})
-        finished, truncated = self._advance()
-        if finished:  # cannot happen in these games (the first decision always comes before the end)
-            raise RuntimeError("the episode ended before the learner's first decision")
-        return self._last_obs.copy(), self._info()
+        # A Rang deal can end before the learner decides (5+ players: four Jokers go out at once; a short
+        # max_turns_per_deal): deal again, as a trainer cannot use an episode without a decision.
+        for _ in range(MAX_DEALS_TO_FIRST_DECISION):
+            self.aec.reset(seed=int(self.rng.integers(2**63)), options=options or None)
+            self._banked = [0.0] * self.num_players
+            self._credited = 0.0
+            finished, _ = self._advance()
+            if not finished:
+                return self._last_obs.copy(), self._info()
+        raise ValueError(f"no deal of {MAX_DEALS_TO_FIRST_DECISION} reached a decision of the learner (seat "
+                         f"{seat}): raise max_turns_per_deal, or change the reset options {options}")
 
     def step(self, action: int):
-        if not self._mask[int(action)]:
-            raise ValueError(f"illegal action {action} for the learner; legal: {np.flatnonzero(self._mask).tolist()}")
-        self._step_aec(int(action))
+        index = self._action_index(action)
+        if not self._mask[index]:
+            raise ValueError(f"illegal action {index} for the learner; legal: {np.flatnonzero(self._mask).tolist()}")
+        self._step_aec(index)
         finished, truncated = self._advance()
         earned = self._team_total() - self._credited
         self._credited += earned
@@ -191,6 +195,22 @@ class SelfPlayEnv(gym.Env):
         return self._mask.astype(bool)
 
     # -------------------------------------------------------------- internals
+    def _check_seat(self, seat: Any, name: str = "learner_seat") -> int:
+        if isinstance(seat, (bool, np.bool_)) or not isinstance(seat, (int, np.integer)) or \
+                not 0 <= seat < self.num_players:  # fmt: skip
+            raise ValueError(f"{name}: expected a seat 0..{self.num_players - 1}, got {seat!r:.80}")
+        return int(seat)
+
+    def _action_index(self, action: Any) -> int:
+        """``action`` as an index of the action space; ValueError (nothing done) if it is not one."""
+        if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
+            action = int(action)
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)) or \
+                not 0 <= action < self.action_space.n:  # fmt: skip
+            raise ValueError(f"action must be an int in 0..{self.action_space.n - 1}, got {action!r:.80}; "
+                             f"legal: {np.flatnonzero(self._mask).tolist()}")
+        return int(action)
+
     def _draw_opponents(self) -> dict[int, Agent]:
         """One pool draw per opposing team (RING RANG) or per other seat (Rang)."""
         opponents: dict[int, Agent] = {}

@@ -42,6 +42,8 @@ DISCARD_OFFSET = 14
 HAND_SIZE = 5
 ELIMINATION_TOTAL = 100
 DEFAULT_MAX_TURNS_PER_DEAL = 2000
+MAX_TURNS_LIMIT = 2**62  # the largest max_turns_per_deal (and turn count) a snapshot holds
+LOG_TAGS = frozenset({"deal", "rebuild", "draw", "pass", "discard", "play", "out", "back", "end"})
 
 PLAY, PLAY_AFTER_JOKER, DISCARD = 0, 1, 2
 PHASE_NAMES = ("play", "play after Joker", "discard")
@@ -504,7 +506,7 @@ class RangGame:
         game = cls()
         n = game.num_players = integer("num_players", 2, 10)
         game.single_deal = flag("single_deal")
-        game.max_turns_per_deal = integer("max_turns_per_deal", 1, 2**62)
+        game.max_turns_per_deal = integer("max_turns_per_deal", 1, MAX_TURNS_LIMIT)
         game.rng = rng
         game.totals = ints("totals", get("totals"), n)
         game.alive = seq("alive", n)
@@ -556,17 +558,52 @@ class RangGame:
         if any(s >= n for s in game.last_eliminated):
             raise ValueError(f"game field 'last_eliminated' holds a seat out of range: {game.last_eliminated}")
         log = get("log")
-        if log is not None and not isinstance(log, list):
-            raise ValueError(f"game field 'log' must be null or a list, got {type(log).__name__}")
-        game.log = None if log is None else [tuple(e) if isinstance(e, list) else e for e in log]
-        if not game.match_over:
-            if not game.alive[game.current]:
-                raise ValueError(f"game field 'current' {game.current} is a player out of the game")
-            if not game.legal_bits():
-                raise ValueError(f"player {game.current} to act has no legal action in phase {game.phase}")
-            if any(game.hand_size[s] for s in range(n) if not game.alive[s]):
-                raise ValueError("a player out of the game holds cards")
+        if log is not None and (not isinstance(log, list) or not all(_is_log_entry(e) for e in log)):
+            raise ValueError(f"game field 'log' must be null or a list of log entries, got {log!r:.80}")
+        game.log = None if log is None else [tuple(e) for e in log]
+        game._check_progress()
         return game
+
+    def _check_progress(self) -> None:
+        """The flags, totals and turns of a state read from JSON fit a match (or deal) in progress or over."""
+        n = self.num_players
+        if self.single_deal and (self.deal_number != 1 or not all(self.alive)):
+            raise ValueError("game fields 'deal_number'/'alive': a single deal is deal 1, with everyone in")
+        if not self.single_deal and any(alive != (total < ELIMINATION_TOTAL) for alive, total in
+                                        zip(self.alive, self.totals, strict=True)):
+            raise ValueError(f"game fields 'alive'/'totals': a player leaves at {ELIMINATION_TOTAL} points")
+        if self.truncated and not self.match_over or self.match_over != self.deal_over:
+            raise ValueError("game fields 'deal_over'/'match_over'/'truncated' disagree (a deal in progress has "
+                             "all three false; an ended episode has deal_over and match_over)")
+        if self.match_over:
+            if self.out_seat >= 0:
+                raise ValueError("game field 'out_seat' must be -1 once the episode is over")
+            return
+        if self.players_in() < 2 or self.deck_size != deck_size_for(self.players_in()):
+            raise ValueError(f"game field 'deck_size' {self.deck_size} does not fit {self.players_in()} players in")
+        if self.turns > self.max_turns_per_deal + 1:
+            raise ValueError(f"game field 'turns' {self.turns} is past 'max_turns_per_deal' but not truncated")
+        if not self.alive[self.current]:
+            raise ValueError(f"game field 'current' {self.current} is a player out of the game")
+        if not self.legal_bits():
+            raise ValueError(f"player {self.current} to act has no legal action in phase {self.phase}")
+        if any(self.hand_size[s] for s in range(n) if not self.alive[s]):
+            raise ValueError("a player out of the game holds cards")
+        out = self.out_seat
+        if out >= 0 and (not self.alive[out] or self.hand_size[out] or self.phase == DISCARD
+                         or self.current != self.next_alive(out)):
+            raise ValueError(f"game field 'out_seat' {out} is not a player still in who went out and awaits "
+                             "the next player's answer")
+
+
+def _is_log_entry(entry: Any, depth: int = 0) -> bool:
+    """A log entry as :meth:`RangGame.to_json` writes it: [tag, ints or nested lists of ints...]."""
+    if depth == 0:
+        return isinstance(entry, list) and bool(entry) and entry[0] in LOG_TAGS and \
+            all(_is_log_entry(item, 1) for item in entry[1:])  # fmt: skip
+    if isinstance(entry, list):
+        return depth < 3 and all(_is_log_entry(item, depth + 1) for item in entry)
+    return isinstance(entry, int) and not isinstance(entry, bool)
 
 
 def arrange_deck(

@@ -101,6 +101,24 @@ def draw_chooser(rng: np.random.Generator) -> tuple[int, list[list[tuple[int, in
             return contenders[0], draws
 
 
+MAX_SHAPING = 1e6  # |shaping|: larger values would make the rewards overflow to inf (no JSON round trip)
+
+
+def check_shaping(value: Any, name: str) -> None:
+    """``shaping`` must be a number of at most MAX_SHAPING in size (one rule for constructor and snapshot)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not abs(value) <= MAX_SHAPING:
+        raise ValueError(f"{name} must be a number in -{MAX_SHAPING:g}..{MAX_SHAPING:g}, got {value!r:.80}")
+
+
+def trick_winner(leader: int, cards: Any, trump: int) -> tuple[int, int]:
+    """(seat, card) winning a trick led by ``leader`` (the highest of the led suit, or the highest trump)."""
+    best, seat = cards[0], leader
+    for i, card in enumerate(cards[1:], 1):
+        if (card // 13 == best // 13 and card > best) or (card // 13 == trump and best // 13 != trump):
+            best, seat = card, (leader + i) & 3
+    return seat, best
+
+
 def bits_to_cards(mask: int) -> list[int]:
     out = []
     while mask:
@@ -136,8 +154,7 @@ class RingRangGame:
         ):
             if not isinstance(flag, (bool, np.bool_)):
                 raise ValueError(f"{name} must be a bool, got {flag!r}")
-        if isinstance(shaping, bool) or not isinstance(shaping, (int, float)) or not np.isfinite(shaping):
-            raise ValueError(f"shaping must be a finite number, got {shaping!r}")
+        check_shaping(shaping, "shaping")
         if chooser is not None and (
             isinstance(chooser, bool) or not isinstance(chooser, (int, np.integer)) or not 0 <= chooser < NUM_SEATS
         ):
@@ -453,8 +470,7 @@ class RingRangGame:
                 raise ValueError(f"game field {key!r} must be a bool, got {data[key]!r}")
             setattr(game, key, data[key])
         shaping = data["shaping"]
-        if isinstance(shaping, bool) or not isinstance(shaping, (int, float)) or not np.isfinite(shaping):
-            raise ValueError(f"game field 'shaping' must be a finite number, got {shaping!r}")
+        check_shaping(shaping, "game field 'shaping'")
         game.shaping = float(shaping)
         game.chooser = integer("chooser", 0, 3)
         game.round_number = integer("round_number", 0, 2**62)
@@ -509,12 +525,18 @@ class RingRangGame:
             if seen & hand:
                 raise ValueError(f"game field 'hands[{seat}]' shares cards with another hand")
             seen |= hand
+        self._check_settings_and_round()
         if self.phase == PHASE_TRUMP:
             chooser_cards = sum(1 << c for c in self.deck[:5])
             others = [h for s, h in enumerate(self.hands) if s != self.chooser]
             if self.hands[self.chooser] != chooser_cards or any(others) or self.played or self.history:
                 raise ValueError("in the trump phase only the chooser holds cards: the first 5 of game field 'deck'")
-            if self.to_act != self.chooser:
+            fresh = (self.trick_cards, self.tricks_played, self.pile, self.lifted, self.streak, self.lifted_any,
+                     self.trump, self.knockers, self.next_honour, self.knock_ended, self.turned, any(self.declared))
+            if fresh != ([], 0, 0, [0, 0], -1, False, -1, [-1] * 4, 0, not self.knocking, 0, False):
+                raise ValueError("in the trump phase the round has not begun: game fields 'trick_cards', "
+                                 "'tricks_played', 'pile', 'lifted', 'streak', 'knockers', ... must be fresh")
+            if self.to_act != self.chooser or self.leader != self.chooser:
                 raise ValueError("in the trump phase the chooser is to act")
             return
         tricks = [cards for _, cards, _, _ in self.history] + [tuple(self.trick_cards)]
@@ -531,6 +553,7 @@ class RingRangGame:
             raise ValueError("game field 'history' does not hold 'tricks_played' tricks of 4 cards")
         if sum(self.lifted) + self.pile != self.tricks_played:
             raise ValueError("game fields 'lifted' and 'pile' do not add up to 'tricks_played'")
+        self._check_tricks()
         if self.phase == PHASE_PLAY:
             if len(self.trick_cards) > 3 or self.tricks_played >= NUM_TRICKS:
                 raise ValueError("game fields 'trick_cards'/'tricks_played' do not fit the play phase")
@@ -541,6 +564,54 @@ class RingRangGame:
                 if hand.bit_count() != NUM_TRICKS - self.tricks_played - in_trick:
                     raise ValueError(f"game field 'hands[{seat}]' holds {hand.bit_count()} cards, which does not "
                                      f"fit trick {self.tricks_played + 1}")  # fmt: skip
+
+
+    def _check_settings_and_round(self) -> None:
+        """Variant flags, knocks, scores and decks agree with the settings and the phase (past rounds are free)."""
+        if not self.knocking and (not self.knock_ended or self.next_honour or max(self.knockers) >= 0):
+            raise ValueError("game fields 'knock_ended'/'knockers'/'next_honour': knocking is off")
+        if any((k >= 0) != (i < self.next_honour) for i, k in enumerate(self.knockers)):
+            raise ValueError("game field 'knockers' must name a knocker for exactly the first 'next_honour' honours")
+        if (not self.signals and self.turned) or (self.turned & ~self.played):
+            raise ValueError("game field 'turned' holds a card not played turned (or signals are off)")
+        if not self.declarations and any(self.declared):
+            raise ValueError("game field 'declared' is set, but declarations are off")
+        over = self.phase == PHASE_OVER
+        if (self.winner_team >= 0) != over:
+            raise ValueError("game field 'winner_team' must be set exactly when the phase is 'over'")
+        if self.episode == "round" and self.round_number:
+            raise ValueError("game field 'round_number' must be 0 for episode 'round'")
+        if self.episode == "game" and (max(self.scores) >= TARGET_SCORE) != over:
+            raise ValueError(f"game field 'scores' {self.scores} does not fit the phase (a game ends at 20)")
+        if self.decks_used != min(len(self.decks), self.round_number + 1) or (
+            self.round_number < len(self.decks) and self.deck != self.decks[self.round_number]
+        ):
+            raise ValueError("game fields 'deck'/'decks_used' are not the given deck of this round")
+
+    def _check_tricks(self) -> None:
+        """Replay the round's tricks: leaders, winners, lifts, pile, streak and knocks agree (the hands are free)."""
+        leader, pile, streak, lifted, lifted_any = self.chooser, 0, -1, [0, 0], False
+        for number, (first, cards, winner, lift) in enumerate(self.history, 1):
+            if first != leader or trick_winner(first, cards, self.trump)[0] != winner:
+                raise ValueError(f"game field 'history': trick {number} has the wrong leader or winner")
+            pile += 1
+            want = 0
+            if number == NUM_TRICKS or (streak == winner and pile >= (2 if lifted_any else 3)):
+                want, lifted[winner & 1], pile, streak, lifted_any = pile, lifted[winner & 1] + pile, 0, -1, True
+            else:
+                streak = winner
+            if lift != want:
+                raise ValueError(f"game field 'history': trick {number} lifts {lift}, the rules say {want}")
+            leader = winner
+        if (pile, streak, lifted, lifted_any) != (self.pile, self.streak, self.lifted, self.lifted_any):
+            raise ValueError("game fields 'pile'/'streak'/'lifted'/'lifted_any' do not follow from 'history'")
+        if self.phase == PHASE_PLAY and self.leader != leader:
+            raise ValueError(f"game field 'leader' {self.leader} did not win the last trick ({leader})")
+        if self.trick_cards and (self.best_seat, self.best_card) != trick_winner(leader, self.trick_cards, self.trump):
+            raise ValueError("game fields 'best_card'/'best_seat' are not the best card of 'trick_cards'")
+        gone = self.next_honour == 4 or self.played >> self.honour_card(self.next_honour) & 1
+        if self.knocking and self.knock_ended != bool(gone):
+            raise ValueError("game field 'knock_ended' does not fit 'next_honour' and the cards played")
 
 
 def _trick_to_json(trick: tuple[int, tuple[int, ...], int, int]) -> dict[str, Any]:
