@@ -1,4 +1,4 @@
-"""The card encoding shared by both games (the public API of ../shared/RULES.md).
+"""The card encoding shared by both games (public API; "Cards, seats and encodings" in docs/rang.md).
 
 Suits in index order: 0 = clubs ``C``, 1 = diamonds ``D``, 2 = hearts ``H``,
 3 = spades ``S``. Ranks in index order: ``2 3 4 5 6 7 8 9 T J Q K A`` (0..12).

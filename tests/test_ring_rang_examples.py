@@ -1,4 +1,4 @@
-"""The seed's RING RANG examples (RULES.md), replayed through the env from constructed decks."""
+"""The source text's RING RANG examples (docs/ring_rang.md, "Worked examples"), replayed from constructed decks."""
 
 from __future__ import annotations
 
@@ -107,7 +107,7 @@ def test_when_the_opponent_trumps_in():
 
 
 def test_when_the_opponent_trumps_in_with_a_real_trump():
-    """The seed's story card by card: Bilal, void in diamonds, trumps Ali's KD with a heart."""
+    """The source text's story card by card: Bilal, void in diamonds, trumps Ali's KD with a heart."""
     plays = [
         {ALI: "AC", BILAL: "2C", SANA: "3C", ZARA: "4C"},
         {ALI: "AS", BILAL: "2S", SANA: "3S", ZARA: "4S"},

@@ -1,6 +1,6 @@
 """The Rang rules engine: plain state, small explicit transitions, no RL imports.
 
-Rules: ../../docs/rang.md (the contract is shared/RULES.md "Game 1: Rang").
+Rules: docs/rang.md, sections "Rules" and "Rule decisions" (each decision with the gap it closes).
 Decisions taken where the texts are silent (also listed in docs/rang.md):
 
 - A play of rank kind ``k`` plays the lowest card index of that rank in the

@@ -1,10 +1,10 @@
 """The RING RANG rules engine: plain state, small explicit transitions, no RL imports.
 
-Rules: ../../shared/RULES.md ("Game 2: RING RANG") and docs/ring_rang.md, whose
-"Decisions" section lists every choice taken where the texts are silent. The
-engine is driven by ``legal_actions()`` and ``apply(action)``; ``apply`` trusts
-its caller (the env checks the mask first). Randomness comes in as a numpy
-Generator. Hands and the played cards are 52-bit int masks (bit = card index).
+Rules: docs/ring_rang.md, sections "Rules" and "Decisions" (every choice taken
+where the texts are silent, with the gap it closes). The engine is driven by
+``legal_actions()`` and ``apply(action)``; ``apply`` trusts its caller (the env
+checks the mask first). Randomness comes in as a numpy Generator. Hands and the
+played cards are 52-bit int masks (bit = card index).
 
 Decisions recorded here too (one place each):
 - Chooser draw: each contender draws one card from a fresh shuffled deck; the
@@ -52,7 +52,7 @@ NUM_TURNABLE = 26  # clubs and diamonds
 
 EPISODES = ("game", "round")
 
-# Deck position -> seat offset from the chooser (RULES.md deal order).
+# Deck position -> seat offset from the chooser (docs/ring_rang.md, "Dealing and choosing trump").
 DEAL_OFFSETS: tuple[int, ...] = tuple(
     [0] * 5 + [1] * 5 + [2] * 5 + [3] * 5 + [o for _ in range(2) for o in range(4) for _ in range(4)]
 )
