@@ -3,7 +3,7 @@ import pytest
 from cardenvs import cards
 
 
-def test_indices_follow_rules_md():
+def test_indices_follow_the_documented_encoding():
     assert cards.parse_card("2C") == 0
     assert cards.parse_card("AC") == 12
     assert cards.parse_card("2D") == 13

@@ -53,7 +53,7 @@ def play(game: RingRangGame, code: str) -> None:
 
 
 # ------------------------------------------------------------------ deal
-def test_deal_order_matches_rules_md():
+def test_deal_order_matches_the_documented_rules():
     for chooser in range(4):
         seats = deal_seats(chooser)
         c = chooser
