@@ -13,6 +13,11 @@ __version__ = "0.1.0"
 __all__ = ["ring_rang_v0", "rang_v0"]
 
 _ENV_MODULES = {"ring_rang_v0": "cardenvs.ring_rang_v0", "rang_v0": "cardenvs.rang_v0"}
+# gymnasium id -> entry point (cardenvs.gym_envs sits above the agents: only gymnasium.make imports it)
+GYM_ENV_IDS = {
+    "cardenvs/RingRang-v0": "cardenvs.gym_envs:make_ring_rang",
+    "cardenvs/Rang-v0": "cardenvs.gym_envs:make_rang",
+}
 
 
 def __getattr__(name: str) -> ModuleType:
@@ -23,10 +28,12 @@ def __getattr__(name: str) -> ModuleType:
 
 
 def _register() -> None:
-    try:  # gymnasium single-agent envs (cardenvs.gym_envs); a missing gymnasium must not break the import
-        from cardenvs.gym_envs import register_envs
+    try:  # gymnasium single-agent envs, by entry-point string; a missing gymnasium must not break the import
+        import gymnasium
 
-        register_envs()
+        for env_id, entry_point in GYM_ENV_IDS.items():
+            if env_id not in gymnasium.registry:
+                gymnasium.register(id=env_id, entry_point=entry_point, disable_env_checker=False)
     except ImportError:
         pass
     try:

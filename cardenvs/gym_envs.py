@@ -1,6 +1,6 @@
 """Gymnasium single-agent envs: one learner against fixed or drawn opponents.
 
-``import cardenvs`` registers them (no torch or SB3 is imported)::
+``import cardenvs`` registers them by entry-point string (this module is imported by ``gymnasium.make``)::
 
     import gymnasium, cardenvs
     env = gymnasium.make("cardenvs/RingRang-v0", opponents="rules_strong")
@@ -35,27 +35,13 @@ from typing import Any
 
 import numpy as np
 
+from cardenvs import GYM_ENV_IDS as ENV_IDS  # noqa: F401  (the ids this module serves)
 from cardenvs.agents.base import Agent
 from cardenvs.agents.registry import check_spec
 from cardenvs.train.wrappers import OpponentPool, SelfPlayEnv
 
-# gymnasium id -> entry point; the entry points are imported only by gymnasium.make
-ENV_IDS = {
-    "cardenvs/RingRang-v0": "cardenvs.gym_envs:make_ring_rang",
-    "cardenvs/Rang-v0": "cardenvs.gym_envs:make_rang",
-}
-
 Opponent = str | Agent
 OpponentsArg = Opponent | Sequence[Opponent] | Mapping[str, float] | OpponentPool
-
-
-def register_envs() -> None:
-    """Register the ids of :data:`ENV_IDS` with gymnasium (once)."""
-    import gymnasium
-
-    for env_id, entry_point in ENV_IDS.items():
-        if env_id not in gymnasium.registry:
-            gymnasium.register(id=env_id, entry_point=entry_point, disable_env_checker=False)
 
 
 class CardGymEnv(SelfPlayEnv):

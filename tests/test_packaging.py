@@ -59,3 +59,13 @@ def test_the_package_under_test_is_the_installed_wheel():
     assert "site-packages" in Path(cardenvs.__file__).parts
     assert Path(cardenvs.__file__).resolve().parent != ROOT / "cardenvs"  # not the checkout's folder
     assert cardenvs.vector.__file__
+
+
+def test_import_cardenvs_stays_light():
+    """The env package loads neither the agents, the trainers nor torch (gymnasium ids register by string)."""
+    code = ("import sys, cardenvs, gymnasium\n"
+            "heavy = sorted(m for m in sys.modules if m.startswith(('cardenvs.agents', 'cardenvs.train', 'torch',"
+            " 'cardenvs.gym_envs')))\n"
+            "assert not heavy, heavy\n"
+            "assert 'cardenvs/RingRang-v0' in gymnasium.registry and 'cardenvs/Rang-v0' in gymnasium.registry\n")
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
