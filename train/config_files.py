@@ -10,8 +10,15 @@ from typing import Any
 
 
 def read_yaml_mapping(path: str | Path, kind: str) -> dict[str, Any]:
-    """The mapping a YAML file holds; a ValueError naming the file when it cannot be read or is not one."""
-    import yaml
+    """The mapping a YAML file holds; a ValueError naming the file when it cannot be read or is not one.
+
+    PyYAML comes with the ``[train]`` extra; a core install gets a ValueError saying so, not an ImportError.
+    """
+    try:
+        import yaml
+    except ImportError:
+        raise ValueError(f"reading {kind} {path} needs PyYAML: pip install 'cardenvs[train]' "
+                         "(or pip install pyyaml)") from None
 
     try:
         data = yaml.safe_load(Path(path).read_text()) or {}
