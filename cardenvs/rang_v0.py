@@ -69,7 +69,7 @@ import numpy as np
 from gymnasium import spaces
 
 from .base import NOTHING, CardGameEnv, Outcome, wrap_env
-from .cards import JOKER, RANKS, pretty
+from .cards import JOKER, RANKS, pretty, rank_text
 from .rang.engine import (
     DEFAULT_MAX_TURNS_PER_DEAL,
     DISCARD,
@@ -337,9 +337,9 @@ class raw_env(CardGameEnv):
             f"top {pretty(g.pile[-1])}, stock {len(g.stock)}, discard pile {len(g.discard)}, "
             f"{g.deck_size} cards, dealer player_{g.dealer}",
         ]
-        played = ", ".join(f"{KIND_NAMES[k]}x{c}" for k, c in enumerate(g.pile_counts) if c)
+        played = ", ".join(f"{rank_text(k)}x{c}" for k, c in enumerate(g.pile_counts) if c)
         lines.append(f"play pile: {played}")
-        own = ", ".join(f"{KIND_NAMES[k]}x{c}" for k, c in enumerate(g.own_discards[seat]) if c)
+        own = ", ".join(f"{rank_text(k)}x{c}" for k, c in enumerate(g.own_discards[seat]) if c)
         lines.append(f"own discards: {own or '-'}")
         for i in range(1, n):
             other = (seat + i) % n
