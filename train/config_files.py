@@ -5,6 +5,7 @@ from __future__ import annotations
 import types
 import typing
 from dataclasses import fields
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -70,3 +71,14 @@ def _has_type(value: Any, hint: Any) -> bool:
 
 def _type_name(hint: Any) -> str:
     return getattr(hint, "__name__", None) or str(hint).replace("typing.", "")
+
+
+def require(command: str, *modules: str) -> None:
+    """A ValueError naming the missing modules and the extra that brings them, before any work starts.
+
+    Training imports its libraries late (matplotlib draws the curve only at the end), so a core install
+    would otherwise fail after the run, not before it.
+    """
+    missing = [m for m in modules if find_spec(m) is None]
+    if missing:
+        raise ValueError(f"{command} needs {', '.join(missing)} (not installed): pip install 'cardenvs[train]'")

@@ -475,6 +475,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--run-dir", help="write the run here instead of the config's run_dir")
     args = parser.parse_args(argv)
     try:
+        config_files.require("cardenvs train", "yaml", "torch", "stable_baselines3", "sb3_contrib", "tensorboard",
+                             "tqdm", "matplotlib")
         config = load_config(args.config)
         if args.run_dir:
             config.run_dir = args.run_dir

@@ -45,6 +45,7 @@ from torch import nn
 
 from cardenvs.agents.policy import load_policy, save_policy
 from cardenvs.agents.registry import canonical_game, check_agent, check_spec, make_agent
+from cardenvs.train.config_files import require
 from cardenvs.train.selfplay import (
     CURVE_FIELDS,
     CheckpointError,
@@ -770,6 +771,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--run-dir", help="write the run here instead of the config's run_dir")
     args = parser.parse_args(argv)
     try:
+        require("cardenvs train-vector", "yaml", "tensorboard", "matplotlib")
         config = load_config(args.config, VectorPPOConfig)
         if args.run_dir:
             config.run_dir = args.run_dir
