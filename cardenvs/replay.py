@@ -240,13 +240,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.html:
             Path(args.html).write_text(html_replay(data, observer), encoding="utf-8")
             print(f"wrote {args.html} ({len(data['actions']) + 1} steps)")
-    except (OSError, ValueError) as error:
+        print(env.unwrapped.table_text(observer))
+        if args.png:
+            from cardenvs.render import draw_view, env_view, save_png
+
+            save_png(draw_view(env_view(env, observer)), args.png)
+            print(f"wrote {args.png}")
+    except (OSError, ValueError, ImportError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    print(env.unwrapped.table_text(observer))
-    if args.png:
-        from cardenvs.render import draw_view, env_view, save_png
-
-        save_png(draw_view(env_view(env, observer)), args.png)
-        print(f"wrote {args.png}")
     return 0
