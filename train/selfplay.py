@@ -93,6 +93,8 @@ class TrainConfig:
     def validate(self) -> None:
         """Every field, and every opponent built once: a bad spec fails now, not at the first evaluation."""
         self.game = canonical_game(self.game)
+        if self.game == "ring_rang" and self.num_players != 4:
+            raise ValueError(f"num_players: RING RANG is always 4 players, got {self.num_players}")
         positive = ("total_steps", "num_envs", "torch_threads", "n_steps", "batch_size", "n_epochs",
                     "snapshot_every", "max_snapshots", "eval_every", "eval_deals", "eval_workers",
                     "checkpoint_every", "keep_checkpoints")

@@ -129,6 +129,8 @@ class VectorPPOConfig:
 
     def validate(self) -> None:
         self.game = canonical_game(self.game)
+        if self.game == "ring_rang" and self.num_players != 4:
+            raise ValueError(f"num_players: RING RANG is always 4 players, got {self.num_players}")
         positive = ("total_steps", "torch_threads", "num_envs", "num_steps", "minibatch_size", "update_epochs",
                     "snapshot_every", "max_snapshots", "eval_every", "eval_deals", "eval_workers",
                     "checkpoint_every", "keep_checkpoints", "log_every")
