@@ -184,5 +184,6 @@ def make_trained_rang(seed: int | None = None, greedy: bool = True, num_players:
     expected = 62 + 5 * num_players
     if agent.input_size != expected:
         players = (agent.input_size - 62) // 5
-        raise ValueError(f"trained: the shipped Rang policy takes {players} players, not {num_players}")
+        raise ValueError(f"trained: the shipped Rang policy takes {players} players, not {num_players}; "
+                         f"use --num-players {players}, or policy:path=FILE trained for {num_players}")
     return agent

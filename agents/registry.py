@@ -8,12 +8,25 @@ given as ``"module:attr"`` and imported on first use, so listing an agent costs 
 from __future__ import annotations
 
 import inspect
+import typing
 from importlib import import_module
 from typing import Any
 
 from .base import Agent
 
 GAMES = ("ring_rang", "rang")
+# Every spelling a user may type for a game -> its one name. ``play`` documents ``ring-rang``, the configs
+# and the registry use ``ring_rang``, the env modules end in ``_v0``: all are accepted, ``ring_rang`` printed.
+GAME_ALIASES = {"ring_rang": "ring_rang", "ring-rang": "ring_rang", "ringrang": "ring_rang",
+                "ring_rang_v0": "ring_rang", "rang": "rang", "rang_v0": "rang"}
+
+
+def canonical_game(name: object) -> str:
+    """``"ring-rang"``, ``"RING_RANG"``, ``"ring_rang_v0"`` -> ``"ring_rang"``; a ValueError listing the names."""
+    key = name.strip().lower().replace(" ", "-") if isinstance(name, str) else None
+    if key not in GAME_ALIASES:
+        raise ValueError(f"unknown game {name!r}; expected ring_rang (or ring-rang) or rang")
+    return GAME_ALIASES[key]
 
 # game -> agent name -> "module:factory". A factory is called as factory(seed=..., **params, **env_info)
 # where env_info holds the env's settings (e.g. num_players for Rang).
@@ -120,6 +133,38 @@ def make_agent(spec: str, game: str, seed: int | None = None, **env_info: Any) -
     try:
         agent = factory(seed=seed, **params, **env_info)
     except TypeError as error:
-        raise ValueError(f"agent {spec!r}: bad parameters: {error}") from None
+        known = _known_parameters(factory)
+        hint = f"; it takes {', '.join(known)}" if known else ""
+        raise ValueError(f"agent {spec!r}: bad parameters: {error}{hint}") from None
     agent.name = spec
     return agent
+
+
+def _known_parameters(factory: Any) -> list[str]:
+    """The spec parameters a factory takes (its own, or its returned class's when it forwards ``**params``)."""
+    names = [n for n, p in inspect.signature(factory).parameters.items()
+             if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL) and n != "seed"]
+    try:
+        made = typing.get_type_hints(factory).get("return")
+        if isinstance(made, type):
+            names += [n for n, p in inspect.signature(made).parameters.items()
+                      if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL) and n not in ("seed", "game", *names)]
+    except (NameError, TypeError, ValueError):
+        pass
+    return [n for n in names if n != "num_players"]
+
+
+def check_agent(spec: str, game: str, **env_info: Any) -> None:
+    """Build the agent a spec names once, so a bad parameter or a missing file is found before any work.
+
+    :func:`check_spec` only knows the name; this runs the factory (``pimc:iterations=-5``,
+    ``policy:path=nope.npz``, ``trained`` for a player count it was not trained for) and raises a
+    one-line ValueError naming the spec. Nothing is kept.
+    """
+    try:
+        make_agent(spec, game, seed=0, **env_info)
+    except ValueError as error:
+        text = str(error)
+        raise ValueError(text if repr(spec) in text or spec in text else f"agent {spec!r}: {text}") from None
+    except OSError as error:
+        raise ValueError(f"agent {spec!r}: {error.strerror or error}: {error.filename}") from None

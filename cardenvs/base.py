@@ -95,8 +95,13 @@ class CardGameEnv(AECEnv):
     def _observe(self, seat: int) -> np.ndarray:
         raise NotImplementedError
 
-    def _render_text(self) -> str:
+    def _render_text(self, observer: int | None = None) -> str:
         raise NotImplementedError
+
+    def table_text(self, observer: int | None = None) -> str:
+        """The ``"ansi"`` render; with ``observer`` (a seat) the other seats' hands show as counts only,
+        as the PNG and HTML views hide them, so a replay for one seat gives nothing away."""
+        return self._render_text(observer)
 
     def _game_to_json(self) -> dict[str, Any]:
         raise NotImplementedError

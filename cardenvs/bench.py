@@ -10,12 +10,14 @@ kind measured in the same run, so a noisy machine cannot flatter us.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import platform
 import random
 import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -94,19 +96,21 @@ def our_loops(seconds: float) -> list[dict[str, Any]]:
 
 
 def batched_loops(seconds: float, sizes: Sequence[int], threads: int, processes: int) -> list[dict[str, Any]]:
+    """The batched torch envs; without torch one skipped row that says what to install (not silence)."""
     try:
         from cardenvs import vector
-    except ImportError:  # torch is not installed
-        return []
+    except ImportError as error:  # torch is not installed
+        return [{"name": "batched envs", "interface": "torch", "kind": "batched",
+                 "skipped": f"{error.name or 'torch'} is not installed: pip install 'cardenvs[train]'"}]
     return vector.benchmark_rows(seconds, sizes, threads=threads, processes=processes)
 
 
-def peer_loops(seconds: float) -> list[dict[str, Any]]:
+def peer_loops(seconds: float, gin_python: str | None = None) -> list[dict[str, Any]]:
     try:
         from cardenvs.benchmarks.peers import measure_peers
     except ImportError:
         return []
-    return [dict(row, name=row["peer"], kind="peer") for row in measure_peers(seconds)]
+    return [dict(row, name=row["peer"], kind="peer") for row in measure_peers(seconds, gin_python=gin_python)]
 
 
 def format_rows(rows: list[dict[str, Any]]) -> str:
@@ -142,6 +146,27 @@ def plot_rows(rows: list[dict[str, Any]], path: str) -> None:
     plt.close(fig)
 
 
+def check_options(args: argparse.Namespace) -> None:
+    """Every option checked before the first loop runs (a bad --plot would otherwise fail after minutes)."""
+    if args.seconds <= 0:
+        raise ValueError(f"--seconds: expected a positive number, got {args.seconds}")
+    for name in ("sizes", "threads", "processes"):
+        values = getattr(args, name)
+        if any(v < 1 for v in (values if isinstance(values, list) else [values])):
+            raise ValueError(f"--{name}: expected ints >= 1, got {values}")
+    if args.plot and importlib.util.find_spec("matplotlib") is None:
+        raise ValueError("--plot needs matplotlib (not installed): pip install 'cardenvs[train]'")
+    for option in ("json", "plot"):
+        path = getattr(args, option)
+        if path:
+            try:
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise ValueError(f"--{option} {path}: cannot create its folder ({error.strerror or error})") from None
+    if args.gin_python and not Path(args.gin_python).is_file():
+        raise ValueError(f"--gin-python {args.gin_python}: no such interpreter")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="cardenvs bench", description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="time per loop")
@@ -151,16 +176,22 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="processes sharing each batch (2 = one per core on the reference machine)")
     parser.add_argument("--no-peers", action="store_true", help="skip the peer envs even when installed")
     parser.add_argument("--no-batched", action="store_true")
-    parser.add_argument("--json", help="write the rows as JSON here")
-    parser.add_argument("--plot", help="write a log-scale bar chart here (PNG)")
+    parser.add_argument("--gin-python", metavar="PYTHON", default=None,
+                        help="a python with pettingzoo[classic]<=1.26 to measure gin_rummy_v4 in (also: "
+                             "CARDENVS_BENCH_GIN_PYTHON)")
+    parser.add_argument("--json", help="write the rows as JSON here (docs/bench.json is the README's: keep it)")
+    parser.add_argument("--plot", help="write a log-scale bar chart here (PNG; needs matplotlib)")
     args = parser.parse_args(argv)
-    if args.seconds <= 0:
-        parser.error("--seconds must be positive")
+    try:
+        check_options(args)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     rows = our_loops(args.seconds)
     if not args.no_batched:
         rows += batched_loops(args.seconds, args.sizes, args.threads, args.processes)
     if not args.no_peers:
-        rows += peer_loops(args.seconds)
+        rows += peer_loops(args.seconds, args.gin_python)
     print(format_rows(rows))
     meta = {"python": sys.version.split()[0], "machine": platform.machine(), "processor": platform.processor(),
             "seconds_per_loop": args.seconds}

@@ -70,11 +70,20 @@ def parse_card(code: str | int) -> int:
     return index
 
 
+def rank_text(rank: int) -> str:
+    """A rank as printed on a card: ``10`` for the ten (``T`` only in codes), ``JK`` for the Joker kind 13."""
+    return "JK" if rank == NUM_RANKS else ("10" if RANKS[rank] == "T" else RANKS[rank])
+
+
 def pretty(card: int, color: bool = False) -> str:
-    """A card with its suit symbol (``Q♥``), in ANSI colour for red suits if asked."""
+    """A card with its suit symbol: ``Q♥``, ``10♦``, ``JK``; red suits in ANSI colour if asked.
+
+    The one notation of every text view (play, replay, ``observation_text``, render, the HTML page);
+    codes (``QH``, ``TD``) stay the machine format of decks and records.
+    """
     if card == JOKER:
-        return "Jk"
-    text = RANKS[rank_of(card)] + SUIT_SYMBOLS[suit_of(card)]
+        return "JK"
+    text = rank_text(rank_of(card)) + SUIT_SYMBOLS[suit_of(card)]
     if color and suit_of(card) in (1, 2):
         return f"\x1b[31m{text}\x1b[0m"
     return text

@@ -18,18 +18,42 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+def version() -> str:
+    """The installed distribution's version (the source tree's when run uninstalled)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("cardenvs")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in ("-V", "--version"):
+        print(f"cardenvs {version()}")
+        return 0
     if not args or args[0] in ("-h", "--help"):
-        print("usage: cardenvs <command> [args]\n\ncommands:")
+        width = max(len(name) for name in COMMANDS)
+        print("usage: cardenvs [--version] <command> [args]\n\ncommands:")
         for name, (_, text) in COMMANDS.items():
-            print(f"  {name:<8} {text}")
+            print(f"  {name:<{width}}  {text}")
+        print("\n`cardenvs <command> -h` shows a command's options")
         return 0 if args else 2
     command, rest = args[0], args[1:]
     if command not in COMMANDS:
         print(f"error: unknown command {command!r}; expected one of {', '.join(COMMANDS)}", file=sys.stderr)
         return 2
-    module = import_module(COMMANDS[command][0])
+    try:
+        module = import_module(COMMANDS[command][0])
+    except ModuleNotFoundError as error:
+        if error.name is None or error.name.split(".")[0] == "cardenvs":
+            raise
+        # a core install (no extras): name what to install instead of a traceback
+        print(f"error: cardenvs {command} needs {error.name}, which is not installed: "
+              f"pip install 'cardenvs[train]'", file=sys.stderr)
+        return 2
     return int(module.main(rest) or 0)
 
 

@@ -20,9 +20,10 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from cardenvs.cards import CODES, JOKER, RANKS, SUIT_SYMBOLS, SUITS
+from cardenvs.cards import CODES, JOKER, RANKS, SUIT_SYMBOLS, SUITS, parse_card, pretty, rank_text
 
 SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
 RELATIVE = ("you", "left", "partner", "right")  # RING RANG seats seen from the human
@@ -44,15 +45,11 @@ class Choice:
 
 # ------------------------------------------------------------------ cards as text
 def card_text(card: int, color: bool) -> str:
-    """``Q♥`` (``10♦`` for the ten; ``JK`` for the Joker), red for diamonds and hearts when ``color``."""
+    """``Q♥``, ``10♦``, ``JK`` (:func:`cardenvs.cards.pretty`, the notation of every view); red suits red,
+    the Joker magenta when ``color``."""
     if card == JOKER:
-        text = "JK"
-        return f"\x1b[35m{text}\x1b[0m" if color else text
-    rank = RANKS[card % 13]
-    text = ("10" if rank == "T" else rank) + SUIT_SYMBOLS[card // 13]
-    if color and card // 13 in (1, 2):
-        return f"\x1b[31m{text}\x1b[0m"
-    return text
+        return f"\x1b[35m{pretty(card)}\x1b[0m" if color else pretty(card)
+    return pretty(card, color)
 
 
 def suit_text(suit: int, color: bool) -> str:
@@ -141,17 +138,22 @@ def parse_choice(text: str, choices: Sequence[Choice], rank_q: bool = False) -> 
     lowered = typed.lower()
     if lowered == "quit" or (typed == "q" if rank_q else lowered == "q"):
         raise QuitGame
+    numbers = "1" if len(choices) == 1 else f"1-{len(choices)}"
     if not typed:
-        raise ValueError("type the number of a move (or q to quit)")
+        raise ValueError(f"type the number of a move, {numbers} (or q to quit)")
     if typed.isdigit() and not any(lowered in c.keys for c in choices):
         number = int(typed)
         if 1 <= number <= len(choices):
             return choices[number - 1].action
-        raise ValueError(f"there is no move number {number}; choose 1-{len(choices)}")
+        raise ValueError(f"there is no move number {number}; choose {numbers}")
     for choice in choices:
         if lowered in choice.keys:
             return choice.action
-    raise ValueError(f"{typed!r} is not a legal move now; type a number 1-{len(choices)} or a move shown below")
+    raise ValueError(f"{typed!r} is not a legal move now; type a number {numbers} or a move shown above")
+
+
+class NotLegalNow(ValueError):
+    """The human named a real move (a card, a rank) that the rules do not allow now; the message says why."""
 
 
 def choices_text(choices: Sequence[Choice]) -> str:
@@ -213,6 +215,14 @@ class TerminalGame:
         for agent in self.agents.values():
             agent.reset(seed=None)
         self.write(self.intro())
+        try:
+            return self._loop()
+        except KeyboardInterrupt:  # Ctrl-C: stop like q, so --record still saves the moves so far
+            self.write("\nInterrupted (Ctrl-C): the game stops here.")
+            return False
+
+    def _loop(self) -> bool:
+        env = self.env
         for agent_name in env.agent_iter():
             _obs, _reward, termination, truncation, _info = env.last()
             if termination or truncation:
@@ -249,15 +259,63 @@ class TerminalGame:
         self.decisions += 1
         while True:
             try:
-                text = self.read(f"[{self.decisions}] your move> ")
+                text = self.read(f"move {self.decisions}: your choice> ")
             except EOFError:
                 raise QuitGame from None
             try:
                 action = parse_choice(text, choices, rank_q=self.game_name == "rang")
             except ValueError as error:
-                self.write(f"  ! {error}")
+                self.write(f"  ! {self.why_not(text) or error}")
                 continue
             return action
+
+    def why_not(self, text: str) -> str | None:
+        """Why a typed card (RING RANG) or rank (Rang) is not legal now; None when the text names no card."""
+        typed = text.strip()
+        for symbol, letter in zip(SUIT_SYMBOLS, SUITS, strict=True):
+            typed = typed.replace(symbol, letter)
+        if self.game_name == "rang":
+            return self._why_not_rang(typed)
+        try:
+            card = parse_card(typed)
+        except ValueError:
+            return None
+        game, shown = self.raw.game, pretty(card)
+        if card == JOKER:
+            return "RING RANG has no Joker"
+        if game.trump < 0:
+            return f"{shown} cannot be played yet: first the trump is chosen (C, D, H or S)"
+        if not game.hands[self.seat] >> card & 1:
+            return f"you do not hold {shown}"
+        if game.trick_cards:
+            led = game.trick_cards[0] // 13
+            if card // 13 != led and game.hands[self.seat] >> (led * 13) & 0x1FFF:
+                return f"{shown} is not legal now: you must follow {SUIT_SYMBOLS[led]} (you hold {SUIT_SYMBOLS[led]})"
+        return None
+
+    def _why_not_rang(self, typed: str) -> str | None:
+        from cardenvs.rang.engine import DISCARD, JOKER_KIND
+
+        lowered = typed.lower()
+        if lowered in ("jk", "joker"):
+            kind = JOKER_KIND
+        elif lowered in ("10", "t") or (len(lowered) == 1 and lowered.upper() in RANKS):
+            kind = RANKS.index("T" if lowered in ("10", "t") else lowered.upper())
+        else:
+            try:
+                card = parse_card(typed)
+            except ValueError:
+                return None
+            kind = JOKER_KIND if card == JOKER else card % 13
+        game = self.raw.game
+        shown = rank_text(kind)
+        if not game.hands[self.seat][kind]:
+            return f"you hold no {shown}"
+        if game.phase == DISCARD:
+            return None
+        top = pretty(game.pile[-1])
+        return (f"{shown} does not go on {top}: play one rank up, one down or the same, an Ace or the Joker "
+                "(or see the moves above)")
 
     def input_help(self) -> str:
         if self.game_name == "rang":
@@ -456,11 +514,48 @@ def default_opponent(game_name: str) -> str:
     return DEFAULT_OPPONENT if DEFAULT_OPPONENT in AGENTS[game_name] else "random"
 
 
+def seat_specs(game_name: str, num_players: int, seat: int, opponents: Sequence[str] | None,
+               partner: str | None) -> list[str]:
+    """One agent spec per other seat, in seat order, from the options named by role.
+
+    RING RANG: ``--partner`` sits across (seat + 2), ``--opponents`` are the other team (1 spec for both,
+    or 2: left then right); so ``--opponents random`` never gives the human a random partner. Rang has no
+    teams: ``--opponents`` is 1 spec for every other seat or one per other seat.
+    """
+    default = default_opponent(game_name)
+    opponents = list(opponents or [default])
+    others = [s for s in range(num_players) if s != seat]
+    if game_name == "rang":
+        if partner is not None:
+            raise ValueError("--partner: Rang has no partners; give every other seat with --opponents")
+        if len(opponents) not in (1, len(others)):
+            raise ValueError(f"--opponents: give 1 spec or {len(others)} (one per other seat), got {len(opponents)}")
+        return opponents * len(others) if len(opponents) == 1 else opponents
+    if len(opponents) not in (1, 2):
+        raise ValueError(f"--opponents: RING RANG has 2 opponents (left, right): give 1 spec or 2, got "
+                         f"{len(opponents)}; the partner is --partner")
+    left, right = (opponents * 2)[:2]
+    by_seat = {(seat + 1) % 4: left, (seat + 2) % 4: partner or default, (seat + 3) % 4: right}
+    return [by_seat[s] for s in others]
+
+
+def check_record_path(path: str) -> None:
+    """Fail now, not after the game, when ``--record`` cannot be written (no folder, a folder, no permission)."""
+    target = Path(path)
+    if target.is_dir():
+        raise ValueError(f"--record {path}: is a folder; give a file name such as {target / 'game.json'}")
+    folder = target.parent
+    if not folder.is_dir():
+        raise ValueError(f"--record {path}: folder {folder} does not exist; create it or choose another file")
+    if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        raise ValueError(f"--record {path}: cannot write there; choose a file in a folder you can write to")
+
+
 def main(argv: Sequence[str] | None = None, read: Callable[[str], str] = input) -> int:
     from cardenvs.replay import env_name, record, save
 
     parser = argparse.ArgumentParser(prog="cardenvs play", description="Play Rang or RING RANG against agents.")
-    parser.add_argument("game", help="ring-rang or rang")
+    parser.add_argument("game", help="ring-rang (also ring_rang) or rang")
     parser.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
     parser.add_argument("--players", type=int, default=4, help="Rang: number of players 2-10 (default 4)")
     parser.add_argument(
@@ -473,9 +568,12 @@ def main(argv: Sequence[str] | None = None, read: Callable[[str], str] = input) 
         nargs="+",
         default=None,
         metavar="SPEC",
-        help="agent spec for all other seats, or one per seat (default: rules_strong, else random)",
+        help="the other side: RING RANG 1 spec for both opponents or 2 (left, right); Rang 1 spec for every "
+             "other seat or one per seat (default: rules_strong, else random)",
     )
-    parser.add_argument("--seed", type=int, default=None, help="seed of the deal shuffles (and of the agents)")
+    parser.add_argument("--partner", default=None, metavar="SPEC",
+                        help="RING RANG: your partner across the table (default: rules_strong, else random)")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the deal shuffles (and of the agents), >= 0")
     parser.add_argument("--record", metavar="FILE", help="save the game as JSON for `cardenvs replay`")
     parser.add_argument("--no-color", action="store_true", help="no ANSI colours (also: NO_COLOR=1)")
     args = parser.parse_args(argv)  # fmt: skip
@@ -488,7 +586,14 @@ def main(argv: Sequence[str] | None = None, read: Callable[[str], str] = input) 
             raise ValueError("--players: RING RANG is always 4 players")
         if args.episode is not None:
             env_kwargs["episode"] = args.episode
-        opponents = args.opponents or [default_opponent(game_name)]
+        if args.seed is not None and args.seed < 0:
+            raise ValueError(f"--seed: expected an int >= 0, got {args.seed}")
+        if args.record:
+            check_record_path(args.record)
+        num_players = args.players if game_name == "rang" else 4
+        if not 0 <= args.seat < num_players:
+            raise ValueError(f"--seat must be 0..{num_players - 1}, got {args.seat}")
+        opponents = seat_specs(game_name, num_players, args.seat, args.opponents, args.partner)
         seed = args.seed if args.seed is not None else secrets.randbelow(2**31)  # a record needs a seed
         session = TerminalGame(game_name, env_kwargs, args.seat, opponents, seed, use_color(args.no_color),
                                read=read)  # fmt: skip

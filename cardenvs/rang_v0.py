@@ -69,7 +69,7 @@ import numpy as np
 from gymnasium import spaces
 
 from .base import NOTHING, CardGameEnv, Outcome, wrap_env
-from .cards import JOKER, RANKS, pretty
+from .cards import JOKER, RANKS, pretty, rank_text
 from .rang.engine import (
     DEFAULT_MAX_TURNS_PER_DEAL,
     DISCARD,
@@ -306,7 +306,7 @@ class raw_env(CardGameEnv):
             return render_rgb(self)
         return super().render()
 
-    def _render_text(self) -> str:
+    def _render_text(self, observer: int | None = None) -> str:
         g = self.game
         lines = [
             f"Rang deal {g.deal_number} ({g.deck_size} cards), dealer player_{g.dealer}, turn {g.turns}",
@@ -317,7 +317,8 @@ class raw_env(CardGameEnv):
                 lines.append(f"  player_{seat}: out of the game ({g.totals[seat]} points)")
                 continue
             marker = ">" if seat == g.current and not g.match_over else " "
-            cards = " ".join(pretty(c) for c in g.hand_cards(seat)) or "-"
+            cards = (" ".join(pretty(c) for c in g.hand_cards(seat)) or "-") if observer in (None, seat) \
+                else f"{g.hand_size[seat]} cards (hidden)"
             note = "  (went out, awaits the answer)" if seat == g.out_seat else ""
             lines.append(f"{marker} player_{seat} [{g.totals[seat]:3d}]: {cards}{note}")
         if g.match_over:
@@ -337,9 +338,9 @@ class raw_env(CardGameEnv):
             f"top {pretty(g.pile[-1])}, stock {len(g.stock)}, discard pile {len(g.discard)}, "
             f"{g.deck_size} cards, dealer player_{g.dealer}",
         ]
-        played = ", ".join(f"{KIND_NAMES[k]}x{c}" for k, c in enumerate(g.pile_counts) if c)
+        played = ", ".join(f"{rank_text(k)}x{c}" for k, c in enumerate(g.pile_counts) if c)
         lines.append(f"play pile: {played}")
-        own = ", ".join(f"{KIND_NAMES[k]}x{c}" for k, c in enumerate(g.own_discards[seat]) if c)
+        own = ", ".join(f"{rank_text(k)}x{c}" for k, c in enumerate(g.own_discards[seat]) if c)
         lines.append(f"own discards: {own or '-'}")
         for i in range(1, n):
             other = (seat + i) % n

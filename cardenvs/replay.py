@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Iterator, Sequence
 from importlib import import_module
 from pathlib import Path
@@ -34,10 +35,12 @@ _KNOWN_FIELDS = {"format", "version", "env", "env_kwargs", "seed", "options", "a
 
 def env_name(name: str) -> str:
     """``"ring-rang"`` / ``"ring_rang_v0"`` -> ``"ring_rang"``; ValueError for an unknown game."""
-    name = ENV_ALIASES.get(name, name) if isinstance(name, str) else name
-    if name not in ENV_MODULES:
-        raise ValueError(f"env must be one of {sorted(ENV_MODULES)}, got {name!r}")
-    return name
+    from cardenvs.agents.registry import canonical_game
+
+    try:
+        return canonical_game(name)
+    except ValueError:
+        raise ValueError(f"env must be one of {sorted(ENV_MODULES)} (or ring-rang), got {name!r}") from None
 
 
 def make_env(name: str, env_kwargs: dict[str, Any] | None = None) -> Any:
@@ -176,6 +179,33 @@ def save(data: dict[str, Any], path: str | Path) -> None:
     Path(path).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
 
 
+def pretty_action(text: str) -> str:
+    """An action name in the notation of every view: ``play TD`` -> ``play 10♦``, Rang ``play T`` -> ``play 10``,
+    ``play Joker`` -> ``play JK`` (action names keep the codes, which are part of the env API)."""
+    from cardenvs.cards import CODES, pretty
+
+    words = []
+    for word in text.split(" "):
+        if word in CODES:
+            word = pretty(CODES.index(word))
+        elif word == "T":
+            word = "10"
+        elif word == "Joker":
+            word = "JK"
+        words.append(word)
+    return " ".join(words)
+
+
+def observer_seat(text: str | None) -> int | None:
+    """``--observer``: a seat number (``0``) or an agent name (``player_0``); None shows every hand."""
+    if text is None:
+        return None
+    value = text.strip().removeprefix("player_")
+    if not value.isdigit():
+        raise ValueError(f"--observer: expected a seat such as 0 or player_0, got {text!r}")
+    return int(value)
+
+
 def html_replay(data: dict[str, Any], observer: int | None = None) -> str:
     """A self-contained HTML page stepping through the recorded game (one step per action)."""
     from cardenvs.render import env_view, html_page
@@ -186,7 +216,7 @@ def html_replay(data: dict[str, Any], observer: int | None = None) -> str:
             caption = f"start: {data['env']} seed {data['seed']}"
         else:
             caption = f"step {len(frames)}: {agent} {env.unwrapped.action_names[action]}"
-        frames.append({"caption": caption, "view": env_view(env, observer)})
+        frames.append({"caption": pretty_action(caption), "view": env_view(env, observer)})
     title = f"cardenvs replay: {data['env']} seed {data['seed']}"
     return html_page(frames, title)
 
@@ -195,22 +225,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="cardenvs replay", description="Replay a recorded game (JSON).")
     parser.add_argument("record", help="a record written by `cardenvs play --record` or cardenvs.replay.save")
     parser.add_argument("--html", metavar="OUT", help="write a self-contained HTML page that steps through the game")
-    parser.add_argument("--observer", type=int, default=None, help="show only this seat's hand (default: all)")
+    parser.add_argument("--observer", default=None, metavar="SEAT",
+                        help="show only this seat's hand, in the terminal, the HTML and the PNG: 0 or player_0 "
+                             "(default: all)")
     parser.add_argument("--png", metavar="OUT", help="write an image of the final table (needs Pillow)")
     args = parser.parse_args(argv)
     try:
+        observer = observer_seat(args.observer)
         data = load(args.record)
-        if args.html:
-            Path(args.html).write_text(html_replay(data, args.observer), encoding="utf-8")
-            print(f"wrote {args.html} ({len(data['actions']) + 1} steps)")
         env = replay(data, render_mode="ansi")
-    except (OSError, ValueError) as error:
-        print(f"error: {error}")
-        return 2
-    print(env.render())
-    if args.png:
-        from cardenvs.render import draw_view, env_view, save_png
+        seats = env.unwrapped.num_players
+        if observer is not None and not 0 <= observer < seats:
+            raise ValueError(f"--observer: this game has seats 0..{seats - 1}, got {observer}")
+        if args.html:
+            Path(args.html).write_text(html_replay(data, observer), encoding="utf-8")
+            print(f"wrote {args.html} ({len(data['actions']) + 1} steps)")
+        print(env.unwrapped.table_text(observer))
+        if args.png:
+            from cardenvs.render import draw_view, env_view, save_png
 
-        save_png(draw_view(env_view(env, args.observer)), args.png)
-        print(f"wrote {args.png}")
+            save_png(draw_view(env_view(env, observer)), args.png)
+            print(f"wrote {args.png}")
+    except (OSError, ValueError, ImportError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     return 0

@@ -448,7 +448,7 @@ class raw_env(CardGameEnv):  # noqa: N801 (PettingZoo convention)
             lines.append(f"  {number}: {played} -> {who(winner)}" + (f" lifts {lift}" if lift else ""))
         return "\n".join(lines)
 
-    def _render_text(self) -> str:
+    def _render_text(self, observer: int | None = None) -> str:
         game = self.game
         lines = [
             f"RING RANG round {game.round_number + 1}, phase {PHASE_NAMES[game.phase]}, "
@@ -457,7 +457,9 @@ class raw_env(CardGameEnv):  # noqa: N801 (PettingZoo convention)
         ]
         for seat in range(4):
             mark = "*" if seat == game.to_act and not game.over else " "
-            lines.append(f"{mark}player_{seat}: {_cards_text(game.hands[seat])}")
+            shown = (_cards_text(game.hands[seat]) if observer in (None, seat)
+                     else f"{game.hands[seat].bit_count()} cards (hidden)")
+            lines.append(f"{mark}player_{seat}: {shown}")
         if game.trick_cards:
             lines.append(
                 "trick: " + " ".join(f"p{(game.leader + i) & 3}:{pretty(c)}" for i, c in enumerate(game.trick_cards))

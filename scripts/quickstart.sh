@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 python3 -m venv .venv
 . .venv/bin/activate
 python -m pip install -q --upgrade pip
-python -m pip install -q "torch==2.13.0"   # CPU build first: an unpinned torch pulls a multi-GB CUDA build
+python -m pip install -q "torch==2.13.0"   # first, pinned: the CPU build where the index serves it (as on the
+# reference machine); from stock PyPI add --index-url https://download.pytorch.org/whl/cpu (README, Install)
 python -m pip install -q -e ".[train]"
 run="runs/quickstart-$(date +%Y%m%d-%H%M%S)"
 cardenvs train --config configs/quick_ring_rang.yaml --run-dir "$run"

@@ -130,7 +130,8 @@ def _first_legal_reader(log: list[str], bad_first: str | None = None):
 def test_play_a_round_in_process_and_replay_it(tmp_path, capsys):
     path = tmp_path / "round.json"
     prompts: list[str] = []
-    argv = ["ring-rang", "--episode", "round", "--seed", "11", "--opponents", "random", "--record", str(path)]
+    argv = ["ring-rang", "--episode", "round", "--seed", "11", "--opponents", "random", "--partner", "random",
+            "--record", str(path)]
     assert main(argv, read=_first_legal_reader(prompts, bad_first="ZZ")) == 0
     out = capsys.readouterr().out
     assert "! 'ZZ' is not a legal move now" in out
@@ -213,12 +214,12 @@ def _play_in_tmux(args: str, name: str, name_of_first: Callable[[str], str], tmp
     terminal = Terminal(command, name)
     try:
         decision = 1
-        terminal.wait_for(r"\[1\] your move> ")
+        terminal.wait_for(r"move 1: your choice> ")
         terminal.type("nonsense")
         terminal.wait_for(r"! 'nonsense' is not a legal move now")
         while True:
-            screen = terminal.wait_for(rf"\[{decision}\] your move> |__EXIT__")
-            if re.search(rf"\[{decision}\] your move> ", screen) is None:
+            screen = terminal.wait_for(rf"move {decision}: your choice> |__EXIT__")
+            if re.search(rf"move {decision}: your choice> ", screen) is None:
                 break
             legal_line = [line for line in screen.splitlines() if line.startswith("Legal: ")][-1]
             first = re.match(r"Legal: \[1\] (.+?)(?:  \[2\]|$)", legal_line).group(1)
@@ -283,3 +284,106 @@ def test_default_opponent_is_rules_strong_when_registered(monkeypatch):
     assert default_opponent("rang") == "random"
     monkeypatch.setitem(registry.AGENTS, "rang", {**registry.AGENTS["rang"], "rules_strong": "x:y"})
     assert default_opponent("rang") == "rules_strong"
+
+
+# ------------------------------------------------------------- issue 18
+def test_move_errors_say_above_one_move_and_why_a_card_is_not_legal(capsys):
+    """Item 10: "above" (the list is printed above the prompt), "choose 1" for one move, and why a real card
+    is refused ("must follow ♣") while a typo gets the generic line; the prompt shows no [n] default."""
+    one = [Choice(56, "knock", {"k"})]
+    with pytest.raises(ValueError, match="choose 1$"):
+        parse_choice("2", one)
+    with pytest.raises(ValueError, match="a move shown above"):
+        parse_choice("7x", one)
+    from cardenvs.play import TerminalGame
+
+    prompts: list[str] = []
+    answers = iter(["7x", "__card__", "1"])
+    session = TerminalGame("ring_rang", {"episode": "round"}, 0, ["random"], 5, False, read=lambda p: "")
+    env = session.env
+    env.reset(seed=5, options={"chooser": 1})
+    game = session.raw.game
+    while game.trump < 0 or not game.trick_cards or game.to_act != 0:  # play on until seat 0 must answer a lead
+        env.step(env.unwrapped.legal_actions()[0])
+    led = game.trick_cards[0] // 13
+    hand = [c for c in range(52) if game.hands[0] >> c & 1]
+    off = [c for c in hand if c // 13 != led]
+    if not off or not any(c // 13 == led for c in hand):
+        pytest.skip("this deal gives seat 0 no follow-suit choice")
+    out: list[str] = []
+
+    def read(prompt: str) -> str:
+        prompts.append(prompt)
+        text = next(answers)
+        return card_text(off[0], False) if text == "__card__" else text
+
+    session.read, session.write = read, out.append
+    session.ask_human()
+    text = "\n".join(out)
+    assert "'7x' is not a legal move now" in text and "shown above" in text
+    assert f"you must follow {'♣♦♥♠'[led]}" in text
+    assert prompts[0] == "move 1: your choice> "
+
+
+def test_rang_names_a_rank_not_held_and_a_rank_that_does_not_go():
+    from cardenvs.play import TerminalGame
+
+    session = TerminalGame("rang", {"num_players": 2}, 0, ["random"], 2, False)
+    session.raw.reset(seed=2)
+    game = session.raw.game
+    held = [k for k in range(13) if game.hands[0][k]]
+    missing = [k for k in range(13) if not game.hands[0][k]]
+    assert session.why_not("notacard") is None
+    if missing:
+        assert session.why_not("23456789TJQKA"[missing[0]]).startswith("you hold no")
+    legal = set(session.raw.legal_actions())
+    blocked = [k for k in held if k not in legal]
+    if blocked and game.phase == 0 and game.current == 0:
+        assert "does not go on" in session.why_not("10" if blocked[0] == 8 else "23456789TJQKA"[blocked[0]])
+
+
+def test_play_roles_partner_and_opponents():
+    """Item 6: in RING RANG --opponents names the other team only; the partner is --partner."""
+    from cardenvs.play import seat_specs
+
+    assert seat_specs("ring_rang", 4, 0, ["random"], None) == ["random", "rules_strong", "random"]
+    # seat 1: left is seat 2, the partner seat 3, right seat 0
+    assert seat_specs("ring_rang", 4, 1, ["random", "rules_basic"], "trained") == ["rules_basic", "random", "trained"]
+    with pytest.raises(ValueError, match="the partner is --partner"):
+        seat_specs("ring_rang", 4, 0, ["random"] * 3, None)
+    with pytest.raises(ValueError, match="Rang has no partners"):
+        seat_specs("rang", 4, 0, None, "random")
+    assert seat_specs("rang", 3, 0, ["random"], None) == ["random", "random"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["ring-rang", "--seed", "-5"], "--seed: expected an int >= 0, got -5"),
+    (["ring-rang", "--record", "/nonexistent/x.json"], "--record /nonexistent/x.json: folder /nonexistent does not"),
+    (["rang", "--opponents", "pimc:iterations=-5"], "iterations must be an int >= 1"),
+])
+def test_play_refuses_bad_options_before_the_game(argv, message, capsys):
+    """Item 1: one line on stderr, exit 2, before any card is dealt (read is never called)."""
+    def never(prompt: str) -> str:
+        raise AssertionError("the game started")
+
+    assert main(argv, read=never) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_ctrl_c_saves_the_record_like_q(tmp_path, capsys):
+    """Item 9: Ctrl-C stops the game without a traceback and --record keeps the moves so far."""
+    path = tmp_path / "int.json"
+    answers = iter(["1", "1"])
+
+    def read(prompt: str) -> str:
+        try:
+            return next(answers)
+        except StopIteration:
+            raise KeyboardInterrupt from None
+
+    assert main(["rang", "--players", "2", "--seed", "3", "--opponents", "random", "--record", str(path)],
+                read=read) == 0
+    out = capsys.readouterr().out
+    assert "Interrupted (Ctrl-C)" in out and "(unfinished)" in out
+    assert len(load(path)["actions"]) >= 2

@@ -286,4 +286,4 @@ def test_replay_command_prints_the_final_table_and_a_png(tmp_path, capsys):
     assert Image.open(png).size == (960, 140 + 86 * 2)
     path.write_text("[]")
     assert replay_main([str(path)]) == 2
-    assert "must be a JSON object" in capsys.readouterr().out
+    assert "must be a JSON object" in capsys.readouterr().err

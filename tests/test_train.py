@@ -179,6 +179,10 @@ def test_corrupt_or_partial_checkpoint_is_a_clear_error(tmp_path):
         ({"opponents": {"nobody": 1.0}}, "nobody"),
         ({"game": "chess"}, "game"),
         ({"episode": "match"}, "episode"),
+        # issue 18 item 1: specs that only fail when built are refused before training, not at the first evaluation
+        ({"eval_opponents": ["pimc:iters=5"]}, "eval_opponents: agent 'pimc:iters=5'"),
+        ({"eval_opponents": ["policy:path=nope.npz"]}, "eval_opponents: .*nope.npz"),
+        ({"opponents": {"ismcts:iterations=-5": 1.0}}, "opponents: .*iterations must be"),
     ],
 )
 def test_bad_config_fields_are_named(tmp_path, fields, message):
@@ -191,6 +195,18 @@ def test_bad_config_fields_are_named(tmp_path, fields, message):
 def test_bad_config_exits_2_with_the_field_named(tmp_path):
     result = selfplay(write_config(tmp_path, learning_rat=0.1), check=False)
     assert result.returncode == 2 and "unknown field(s) ['learning_rat']" in result.stderr
+    result = selfplay(write_config(tmp_path, eval_opponents=["pimc:iters=5"]), check=False)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "eval_opponents" in result.stderr
+    assert not (tmp_path / "run" / "checkpoints").exists()  # refused before any work
+
+
+def test_train_help_names_the_command(capsys):
+    """Issue 18 item 6: `cardenvs train -h` shows `usage: cardenvs train`, not the module path."""
+    from cardenvs.train.selfplay import main
+
+    with pytest.raises(SystemExit):
+        main(["-h"])
+    assert capsys.readouterr().out.startswith("usage: cardenvs train ")
 
 
 @pytest.mark.slow

@@ -242,6 +242,10 @@ def test_rule_opponents_in_a_few_games(tmp_path, game):
     ({"rule_games": 2, "rule_opponents": {"pimc": 1.0}}, "search agent"),
     ({"minibatch": 5}, "minibatch"),
     ({"net_arch": "big"}, "net_arch"),
+    # issue 18 item 1: found before any work, as one line
+    ({"init_from": "missing/policy.npz"}, "init_from: no policy file"),
+    ({"device": "bogus"}, "device: 'bogus' is not a torch device"),
+    ({"eval_opponents": ["pimc:iterations=-5"]}, "eval_opponents: .*iterations must be"),
 ])
 def test_bad_config_fields_are_named(tmp_path, fields, message):
     with pytest.raises(ValueError, match=message):
@@ -297,6 +301,12 @@ def test_cli_bad_config_exits_2_naming_the_field(tmp_path):
     config_path.write_text("game: rang\nnum_envz: 4\n")
     done = run_cli("-m", "cardenvs.train.vector_ppo", "--config", str(config_path))
     assert done.returncode == 2 and "num_envz" in done.stderr
+    config_path.write_text("game: rang\ninit_from: nope.npz\n")
+    done = run_cli("-m", "cardenvs.cli", "train-vector", "--config", str(config_path), "--run-dir",
+                   str(tmp_path / "run"))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "init_from: no policy file 'nope.npz'; give a policy.npz of an earlier run" in done.stderr
+    assert not (tmp_path / "run").exists()
 
 
 # ----------------------------------------------------- league: PFSP, fixed policies

@@ -5,13 +5,21 @@ from __future__ import annotations
 import types
 import typing
 from dataclasses import fields
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
 
 def read_yaml_mapping(path: str | Path, kind: str) -> dict[str, Any]:
-    """The mapping a YAML file holds; a ValueError naming the file when it cannot be read or is not one."""
-    import yaml
+    """The mapping a YAML file holds; a ValueError naming the file when it cannot be read or is not one.
+
+    PyYAML comes with the ``[train]`` extra; a core install gets a ValueError saying so, not an ImportError.
+    """
+    try:
+        import yaml
+    except ImportError:
+        raise ValueError(f"reading {kind} {path} needs PyYAML: pip install 'cardenvs[train]' "
+                         "(or pip install pyyaml)") from None
 
     try:
         data = yaml.safe_load(Path(path).read_text()) or {}
@@ -63,3 +71,14 @@ def _has_type(value: Any, hint: Any) -> bool:
 
 def _type_name(hint: Any) -> str:
     return getattr(hint, "__name__", None) or str(hint).replace("typing.", "")
+
+
+def require(command: str, *modules: str) -> None:
+    """A ValueError naming the missing modules and the extra that brings them, before any work starts.
+
+    Training imports its libraries late (matplotlib draws the curve only at the end), so a core install
+    would otherwise fail after the run, not before it.
+    """
+    missing = [m for m in modules if find_spec(m) is None]
+    if missing:
+        raise ValueError(f"{command} needs {', '.join(missing)} (not installed): pip install 'cardenvs[train]'")

@@ -19,6 +19,7 @@ import argparse
 import csv
 import itertools
 import json
+import os
 import sys
 from collections import defaultdict
 from collections.abc import Sequence
@@ -30,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from cardenvs.agents.registry import GAMES, check_spec, gauntlet_agents, make_agent
+from cardenvs.agents.registry import canonical_game, check_agent, check_spec, gauntlet_agents, make_agent
 from cardenvs.cards import CODES
 
 from .config_files import config_from_dict, read_yaml_mapping
@@ -53,14 +54,25 @@ class EvalConfig:
     env_kwargs: dict[str, Any] = field(default_factory=dict)  # extra constructor kwargs of the env
     gauntlet: bool = False  # play agents[0] against every gauntlet agent in turn; report each and the worst
 
-    def validate(self) -> None:
-        if self.game not in GAMES:
-            raise ValueError(f"game: expected one of {GAMES}, got {self.game!r}")
+    def validate(self, build: bool = True) -> None:
+        """Check every field; with ``build``, also build each agent and the env once.
+
+        Building finds what a name check cannot (``pimc:iterations=-5``, a missing policy file, a policy
+        for another player count, an unknown ``env_kwargs`` key) before any deal is played, and in this
+        process rather than in a worker. Normalises ``game`` (``ring-rang`` -> ``ring_rang``) and turns a
+        one-agent line-up (no gauntlet) into the mirror match ``X#0`` vs ``X#1``.
+        """
+        self.game = canonical_game(self.game)
         if not isinstance(self.agents, list) or not self.agents or not all(isinstance(a, str) for a in self.agents):
             raise ValueError(f"agents: expected a non-empty list of agent specs, got {self.agents!r}")
+        if len(self.agents) == 1 and not self.gauntlet:
+            # one agent would fill every seat and "win" every episode: play it against itself, as labelled
+            # copies, as a bare ``cardenvs eval`` plays random#0 vs random#1
+            self.agents = self.agents * 2
         for spec in self.agents:
             check_spec(spec_of(spec), self.game)
-        bounds = (("deals", self.deals, 1), ("workers", self.workers, 1), ("num_players", self.num_players, 2))
+        bounds = (("deals", self.deals, 1), ("workers", self.workers, 1), ("num_players", self.num_players, 2),
+                  ("seed", self.seed, 0))
         for name, value, low in bounds:
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
                 raise ValueError(f"{name}: expected an int >= {low}, got {value!r}")
@@ -68,9 +80,22 @@ class EvalConfig:
             raise ValueError(f"unit: expected 'deal' or 'game', got {self.unit!r}")
         if self.game == "rang" and not 2 <= self.num_players <= 10:
             raise ValueError(f"num_players: Rang takes 2..10 players, got {self.num_players}")
+        if self.game == "ring_rang" and self.num_players != 4:
+            raise ValueError(f"num_players: RING RANG is always 4 players, got {self.num_players}; "
+                             "--num-players is for Rang")
         if self.gauntlet and len(self.agents) != 1:
             raise ValueError(f"gauntlet: expected one candidate agent (the gauntlet are its opponents), "
                              f"got {self.agents!r}")
+        if not isinstance(self.env_kwargs, dict):
+            raise ValueError(f"env_kwargs: expected a mapping of env arguments, got {self.env_kwargs!r}")
+        if build:
+            try:
+                make_env(self)
+            except (TypeError, ValueError) as error:
+                raise ValueError(f"env_kwargs {self.env_kwargs!r}: {error}") from None
+            info = {"num_players": self.num_players} if self.game == "rang" else {}
+            for spec in dict.fromkeys(spec_of(a) for a in self.agents):
+                check_agent(spec, self.game, **info)
 
 
 @dataclass
@@ -211,19 +236,34 @@ def _play_chunk(args: tuple[EvalConfig, list[int]]) -> list[Record]:
     return records
 
 
+def worker_count(config: EvalConfig) -> tuple[int, str]:
+    """The processes worth starting: ``workers`` capped at the deals and the CPU cores; why, when capped.
+
+    More processes than deals have nothing to play and more than cores only share them, so
+    ``--workers 10000`` starts a handful, not ten thousand. The numbers do not depend on it.
+    """
+    cores = os.cpu_count() or 1
+    workers = min(config.workers, config.deals, cores)
+    if workers == config.workers:
+        return workers, ""
+    limit = f"{config.deals} deal(s)" if config.deals <= cores else f"{cores} CPU core(s)"
+    return workers, f"workers: {config.workers} capped at {workers} ({limit})"
+
+
 def run_records(config: EvalConfig) -> list[Record]:
     """Play every deal in every arrangement, over ``workers`` processes, with a progress bar."""
     config.validate()
-    chunk = max(1, min(50, config.deals // (config.workers * 4) or 1))
+    workers, _ = worker_count(config)
+    chunk = max(1, min(50, config.deals // (workers * 4) or 1))
     jobs = [(config, list(range(i, min(i + chunk, config.deals)))) for i in range(0, config.deals, chunk)]
     bar = _progress(config.deals, config.progress, f"eval {config.game}")
     records: list[Record] = []
-    if config.workers == 1:
+    if workers == 1:
         for job in jobs:
             records.extend(_play_chunk(job))
             bar.update(len(job[1]))
     else:
-        with ProcessPoolExecutor(config.workers) as pool:
+        with ProcessPoolExecutor(workers) as pool:
             for job, result in zip(jobs, pool.map(_play_chunk, jobs), strict=True):
                 records.extend(result)
                 bar.update(len(job[1]))
@@ -303,9 +343,51 @@ def summarize(config: EvalConfig, records: list[Record]) -> dict[str, Any]:
     if len(episodes) > 2:
         result["rating"] = {
             "kind": rating.kind,
+            "fitted_on": rating_meaning(config.game, rating.kind),
             "table": [{"agent": p, "rating": r, "sigma": s} for p, r, s in rating.table()],
         }
     return result
+
+
+def rating_meaning(game: str, kind: str) -> str:
+    """What the rating is fitted on, printed under its table: why it may order agents unlike the win rate."""
+    order = ("each episode's order: the winner first, then the other agents by points (fewer is better), "
+             "so points lost when not going out count, while the win rate counts only going out"
+             if game == "rang" else "each episode's result: which agent's team won")
+    how = ("updated once per episode in the order played (not a fit over all of them at once): a result counts "
+           "more early than late and by whom it was against, so it can rank agents unlike the win rate; "
+           "with every pair on the same deals the win rate is the fairer ranking")
+    shown = "mu - 3 sigma" if "OpenSkill" in kind else "Elo, no sigma"
+    return f"{kind} ({shown}) from {order}; {how}"
+
+
+def short_label(spec: str) -> str:
+    """A label that fits a table column: a ``path=`` value is cut to its folder and file stem.
+
+    ``policy:path=/home/me/runs/quick-1/policy.npz`` -> ``policy:quick-1/policy``; other specs as they are.
+    """
+    name, sep, params = spec.partition(":")
+    if not sep or "path=" not in params:
+        return spec
+    parts = []
+    for item in params.split(","):
+        key, eq, value = item.partition("=")
+        if key.strip() == "path" and eq:
+            path = Path(value.split("#", 1)[0])
+            tail = value.partition("#")[2]
+            short = f"{path.parent.name}/{path.stem}" if path.parent.name else path.stem
+            parts.append(short + (f"#{tail}" if tail else ""))
+        else:
+            parts.append(item)
+    return f"{name}:{','.join(parts)}"
+
+
+def display_labels(names: Sequence[str]) -> dict[str, str]:
+    """Short labels for the table and chart (the full specs stay in results.json/csv); unique or left whole."""
+    short = {n: short_label(n) for n in names}
+    if len(set(short.values())) < len(short):
+        return {n: n for n in names}
+    return short
 
 
 def _points_meaning(game: str) -> str:
@@ -315,27 +397,37 @@ def _points_meaning(game: str) -> str:
 
 def format_table(result: dict[str, Any]) -> str:
     cfg = result["config"]
+    labels = display_labels([row["agent"] for row in result["table"]])
+    width = max([28, *(len(x) + 1 for x in labels.values())])
     lines = [
         f"{cfg['game']}: {cfg['deals']} deals x {result['episodes'] // max(cfg['deals'], 1)} arrangements "
         f"= {result['episodes']} episodes ({result['truncated']} truncated), seed {cfg['seed']}",
-        f"{'agent':<28} {'episodes':>8} {'win rate':>9} {'95% CI':>17} {'mean points':>12} {'95% CI':>19}",
+        f"{'agent':<{width}} {'episodes':>8} {'win rate':>9} {'95% CI':>17} {'mean points':>12} {'95% CI':>19}",
     ]
     for row in result["table"]:
         lo, hi = row["win_rate_ci95"]
         plo, phi = row["mean_points_ci95"]
         lines.append(
-            f"{row['agent']:<28} {row['episodes']:>8} {row['win_rate']:>9.3f} [{lo:.3f}, {hi:.3f}]"
+            f"{labels[row['agent']]:<{width}} {row['episodes']:>8} {row['win_rate']:>9.3f} [{lo:.3f}, {hi:.3f}]"
             f" {row['mean_points']:>12.3f} [{plo:>8.3f}, {phi:>8.3f}]"
         )
     if "rating" in result:
-        lines.append(f"rating ({result['rating']['kind']}):")
-        for row in result["rating"]["table"]:
-            lines.append(f"  {row['agent']:<26} {row['rating']:>8.2f}  sigma {row['sigma']:.2f}")
+        rating = result["rating"]
+        lines.append(f"rating ({rating['kind']}):")
+        for row in rating["table"]:
+            sigma = f"  sigma {row['sigma']:.2f}" if "OpenSkill" in rating["kind"] else ""
+            lines.append(f"  {labels.get(row['agent'], row['agent']):<{width - 2}} {row['rating']:>8.2f}{sigma}")
+        if "fitted_on" in rating:
+            lines.append(f"  rating: {rating['fitted_on']}")
+    shortened = {full: short for full, short in labels.items() if full != short}
+    for full, short in shortened.items():
+        lines.append(f"{short} = {full}")
     return "\n".join(lines)
 
 
-def write_outputs(result: dict[str, Any], records: list[Record], out: str | Path) -> None:
-    """results.json (summary and every episode), results.csv (the table), results.png (bar chart)."""
+def write_outputs(result: dict[str, Any], records: list[Record], out: str | Path) -> list[str]:
+    """results.json (summary and every episode), results.csv (the table), results.png (bar chart, with
+    matplotlib); the names of the files written, so the caller never reports a chart it could not draw."""
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "results.json", "w") as f:
@@ -348,7 +440,10 @@ def write_outputs(result: dict[str, Any], records: list[Record], out: str | Path
                 [row["agent"], row["episodes"], row["wins"], f"{row['win_rate']:.4f}",
                  f"{row['win_rate_ci95'][0]:.4f}", f"{row['win_rate_ci95'][1]:.4f}", f"{row['mean_points']:.4f}"]
             )
-    plot_win_rates(result, folder / "results.png")
+    written = ["results.json", "results.csv"]
+    if plot_win_rates(result, folder / "results.png"):
+        written.append("results.png")
+    return written
 
 
 def plot_win_rates(result: dict[str, Any], path: Path, title: str | None = None, par: float | None = None) -> bool:
@@ -361,7 +456,7 @@ def plot_win_rates(result: dict[str, Any], path: Path, title: str | None = None,
     except ImportError:
         return False
     rows = result["table"]
-    names = [r["agent"] for r in rows]
+    names = list(display_labels([r["agent"] for r in rows]).values())
     rates = [r["win_rate"] for r in rows]
     errors = [
         [max(0.0, r["win_rate"] - r["win_rate_ci95"][0]) for r in rows],
@@ -387,8 +482,21 @@ def evaluate(config: EvalConfig) -> dict[str, Any]:
     records = run_records(config)
     result = summarize(config, records)
     if config.out:
-        write_outputs(result, records, config.out)
+        result["files"] = write_outputs(result, records, config.out)
     return result
+
+
+def check_writable(folder: str | Path, option: str = "--out") -> None:
+    """Create ``folder`` and write a probe file there now, so an unwritable folder fails before any work."""
+    path = Path(folder)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".cardenvs-write-check"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as error:
+        raise ValueError(f"{option} {folder}: cannot write there ({error.strerror or error}); "
+                         "choose a folder you can write to") from None
 
 
 # ---------------------------------------------------------------- gauntlet
@@ -461,21 +569,41 @@ def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Ev
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+    d = EvalConfig()
     parser = parser or argparse.ArgumentParser(prog="cardenvs eval", description=__doc__.splitlines()[0])
-    parser.add_argument("--config", help="YAML file with the fields of EvalConfig")
-    parser.add_argument("--game", choices=GAMES)
-    parser.add_argument("--agents", nargs="+", help="agent specs, e.g. random rules_strong")
-    parser.add_argument("--deals", type=int)
-    parser.add_argument("--seed", type=int)
-    parser.add_argument("--num-players", type=int, dest="num_players")
-    parser.add_argument("--unit", choices=["deal", "game"])
-    parser.add_argument("--workers", type=int)
-    parser.add_argument("--out", help="folder for results.json/csv/png")
-    parser.add_argument("--no-progress", action="store_false", dest="progress", default=None)
+    parser.add_argument("--config", help="YAML file with the fields of EvalConfig (options given here override it)")
+    parser.add_argument("--game", type=_game_arg, metavar="{ring_rang,rang}",
+                        help=f"ring_rang (also ring-rang) or rang (default {d.game})")
+    parser.add_argument("--agents", nargs="+", metavar="SPEC",
+                        help="agent specs, e.g. random rules_strong; one agent plays itself as X#0 vs X#1 "
+                             f"(default {' '.join(d.agents)})")
+    parser.add_argument("--deals", type=int,
+                        help=f"deals, each played in every seat arrangement of the line-up (default {d.deals})")
+    parser.add_argument("--seed", type=int,
+                        help=f"the deals are a function of (seed, deal index); >= 0 (default {d.seed})")
+    parser.add_argument("--num-players", type=int, dest="num_players",
+                        help=f"Rang only: 2-10 (default {d.num_players})")
+    parser.add_argument("--unit", choices=["deal", "game"],
+                        help=f"deal: one round/deal per episode; game: whole games/matches (default {d.unit})")
+    parser.add_argument("--workers", type=int,
+                        help=f"processes, capped at the deals and the CPU cores (default {d.workers})")
+    parser.add_argument("--out", help="folder for results.json/csv/png (default: print only)")
+    parser.add_argument("--no-progress", action="store_false", dest="progress", default=None,
+                        help="no progress bar")
     parser.add_argument("--gauntlet", action="store_true", default=None,
                         help="play the one agent of --agents against every gauntlet agent (evaluation-only "
                              "opponents no training config names); reports each match-up and the worst")
     return parser
+
+
+def _game_arg(text: str) -> str:
+    try:
+        return canonical_game(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+MISSING_TRAIN_EXTRA = "pip install 'cardenvs[train]'"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -487,20 +615,42 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             config = EvalConfig(**{k: v for k, v in overrides.items() if v is not None})
             config.validate()
+        if config.out:
+            check_writable(config.out)
     except (ValueError, TypeError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    if config.gauntlet:
-        result = run_gauntlet(config)
-        print(format_gauntlet(result))
-        if config.out:
-            print(f"wrote {', '.join(f'{config.out}/{name}' for name in write_gauntlet(result, config.out))}")
-        return 0
-    result = evaluate(config)
+    workers, capped = worker_count(config)
+    if capped:
+        print(f"note: {capped}", file=sys.stderr)
+    if args.agents and len(args.agents) == 1 and not config.gauntlet:
+        print(f"note: {config.agents[0]} plays itself, as {config.agents[0]}#0 and #1", file=sys.stderr)
+    if "OpenSkill" not in Rating().kind and len(set(config.agents)) > 2:
+        print(f"note: openskill is not installed, so the rating is Elo without sigma; {MISSING_TRAIN_EXTRA} "
+              "for OpenSkill", file=sys.stderr)
+    try:
+        if config.gauntlet:
+            result = run_gauntlet(config)
+            print(format_gauntlet(result))
+            if config.out:
+                written = write_gauntlet(result, config.out)
+                print(f"wrote {', '.join(f'{config.out}/{name}' for name in written)}")
+                _say_no_chart(written, "gauntlet.png")
+            return 0
+        result = evaluate(config)
+    except ValueError as error:  # what building the agents could not foresee, raised in a worker or here
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     print(format_table(result))
     if config.out:
-        print(f"wrote {config.out}/results.json, results.csv, results.png")
+        print(f"wrote {', '.join(f'{config.out}/{name}' for name in result['files'])}")
+        _say_no_chart(result["files"], "results.png")
     return 0
+
+
+def _say_no_chart(written: list[str], chart: str) -> None:
+    if chart not in written:
+        print(f"note: {chart} not drawn: matplotlib is not installed ({MISSING_TRAIN_EXTRA})", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from cardenvs.agents.registry import GAMES, check_spec
+from cardenvs.agents.registry import canonical_game, check_agent, check_spec
 
 from . import config_files
 from .config_files import read_yaml_mapping
@@ -91,8 +91,10 @@ class TrainConfig:
     progress: bool = True  # tqdm progress bar
 
     def validate(self) -> None:
-        if self.game not in GAMES:
-            raise ValueError(f"game: expected one of {GAMES}, got {self.game!r}")
+        """Every field, and every opponent built once: a bad spec fails now, not at the first evaluation."""
+        self.game = canonical_game(self.game)
+        if self.game == "ring_rang" and self.num_players != 4:
+            raise ValueError(f"num_players: RING RANG is always 4 players, got {self.num_players}")
         positive = ("total_steps", "num_envs", "torch_threads", "n_steps", "batch_size", "n_epochs",
                     "snapshot_every", "max_snapshots", "eval_every", "eval_deals", "eval_workers",
                     "checkpoint_every", "keep_checkpoints")
@@ -103,11 +105,16 @@ class TrainConfig:
             raise ValueError(f"activation: expected 'relu' or 'tanh', got {self.activation!r}")
         if not self.net_arch or any(not isinstance(n, int) or n < 1 for n in self.net_arch):
             raise ValueError(f"net_arch: expected a non-empty list of layer sizes, got {self.net_arch!r}")
-        for spec in list(self.opponents) + list(self.eval_opponents):
-            try:
-                check_spec(spec, self.game)
-            except ValueError as error:
-                raise ValueError(f"opponents/eval_opponents: {error}") from None
+        if self.game == "rang" and not 2 <= self.num_players <= 10:
+            raise ValueError(f"num_players: Rang takes 2..10 players, got {self.num_players}")
+        info = {"num_players": self.num_players} if self.game == "rang" else {}
+        for field_name in ("opponents", "eval_opponents"):
+            for spec in getattr(self, field_name):
+                try:
+                    check_spec(spec, self.game)
+                    check_agent(spec, self.game, **info)
+                except ValueError as error:
+                    raise ValueError(f"{field_name}: {error}") from None
         episodes = {"ring_rang": ("round", "game"), "rang": ("deal", "match")}[self.game]
         if self.episode and self.episode not in episodes:
             raise ValueError(f"episode: expected one of {episodes} for {self.game}, got {self.episode!r}")
@@ -464,12 +471,14 @@ def _progress_bar(config: TrainConfig, initial: int):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m cardenvs.train.selfplay", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="cardenvs train", description=__doc__.splitlines()[0])
     parser.add_argument("--config", required=True, help="YAML file with the fields of TrainConfig")
     parser.add_argument("--resume", action="store_true", help="continue the run from its latest checkpoint")
     parser.add_argument("--run-dir", help="write the run here instead of the config's run_dir")
     args = parser.parse_args(argv)
     try:
+        config_files.require("cardenvs train", "yaml", "torch", "stable_baselines3", "sb3_contrib", "tensorboard",
+                             "tqdm", "matplotlib")
         config = load_config(args.config)
         if args.run_dir:
             config.run_dir = args.run_dir

@@ -44,7 +44,8 @@ import torch
 from torch import nn
 
 from cardenvs.agents.policy import load_policy, save_policy
-from cardenvs.agents.registry import GAMES, check_spec, make_agent
+from cardenvs.agents.registry import canonical_game, check_agent, check_spec, make_agent
+from cardenvs.train.config_files import require
 from cardenvs.train.selfplay import (
     CURVE_FIELDS,
     CheckpointError,
@@ -127,8 +128,9 @@ class VectorPPOConfig:
     curve_to: str = ""  # also copy learning_curve.png here
 
     def validate(self) -> None:
-        if self.game not in GAMES:
-            raise ValueError(f"game: expected one of {GAMES}, got {self.game!r}")
+        self.game = canonical_game(self.game)
+        if self.game == "ring_rang" and self.num_players != 4:
+            raise ValueError(f"num_players: RING RANG is always 4 players, got {self.num_players}")
         positive = ("total_steps", "torch_threads", "num_envs", "num_steps", "minibatch_size", "update_epochs",
                     "snapshot_every", "max_snapshots", "eval_every", "eval_deals", "eval_workers",
                     "checkpoint_every", "keep_checkpoints", "log_every")
@@ -151,11 +153,13 @@ class VectorPPOConfig:
         if self.rule_games and (not self.rule_opponents or any(w < 0 for w in self.rule_opponents.values())
                                 or sum(self.rule_opponents.values()) <= 0):
             raise ValueError(f"rule_opponents: expected registry specs with weights >= 0, got {self.rule_opponents!r}")
-        for spec in list(self.rule_opponents) + list(self.eval_opponents):
-            try:
-                check_spec(spec, self.game)
-            except ValueError as error:
-                raise ValueError(f"rule_opponents/eval_opponents: {error}") from None
+        for field_name in ("rule_opponents", "eval_opponents"):
+            for spec in getattr(self, field_name):
+                try:
+                    check_spec(spec, self.game)
+                    check_agent(spec, self.game, **env_info(self.game, self.num_players))
+                except ValueError as error:
+                    raise ValueError(f"{field_name}: {error}") from None
         for spec in self.rule_opponents if self.rule_games else ():
             agent = make_agent(spec, self.game, seed=0, **env_info(self.game, self.num_players))
             if getattr(agent, "needs_env", False):
@@ -164,8 +168,17 @@ class VectorPPOConfig:
         episodes = {"ring_rang": ("round", "game"), "rang": ("deal", "match")}[self.game]
         if self.episode and self.episode not in episodes:
             raise ValueError(f"episode: expected one of {episodes} for {self.game}, got {self.episode!r}")
-        if self.device.startswith("cuda") and not torch.cuda.is_available():
-            raise ValueError(f"device: {self.device!r} requested but CUDA is not available")
+        try:
+            device = torch.device(self.device)
+        except (RuntimeError, ValueError) as error:
+            raise ValueError(f"device: {self.device!r} is not a torch device ({error}); use 'cpu' or 'cuda'") from None
+        if device.type == "cuda" and not torch.cuda.is_available():
+            raise ValueError(f"device: {self.device!r} requested but CUDA is not available; use 'cpu'")
+        if device.type not in ("cpu", "cuda"):
+            raise ValueError(f"device: {self.device!r}: the trainer runs on 'cpu' or 'cuda'")
+        if self.init_from and not Path(self.init_from).is_file():
+            raise ValueError(f"init_from: no policy file {self.init_from!r}; give a policy.npz of an earlier run "
+                             "or leave it empty")
         for path in self.fixed_policies:
             if not Path(path).is_file():
                 raise ValueError(f"fixed_policies: no policy file {path!r}")
@@ -754,12 +767,13 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m cardenvs.train.vector_ppo", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="cardenvs train-vector", description=__doc__.splitlines()[0])
     parser.add_argument("--config", required=True, help="YAML file with the fields of VectorPPOConfig")
     parser.add_argument("--resume", action="store_true", help="continue the run from its latest checkpoint")
     parser.add_argument("--run-dir", help="write the run here instead of the config's run_dir")
     args = parser.parse_args(argv)
     try:
+        require("cardenvs train-vector", "yaml", "tensorboard", "matplotlib")
         config = load_config(args.config, VectorPPOConfig)
         if args.run_dir:
             config.run_dir = args.run_dir
