@@ -114,20 +114,32 @@ class WebGame(TerminalGame):
         return not self.finished and self._seat_to_act() == self.seat
 
     def moves(self) -> list[dict[str, Any]]:
-        """The person's legal moves: action, label, and the own cards it plays (to click them in the hand)."""
+        """The person's legal moves: ``action``, ``label`` (as in the terminal), ``codes`` (the own cards that
+        select it by a click in the hand), ``face`` (a card to draw on its button, or None) and ``text`` (the
+        button's caption beside the face)."""
         if not self.human_to_act():
             return []
         game, legal = self.raw.game, self.env.legal_actions()
+        moves = []
         if self.game_name == "rang":
             from cardenvs.rang.engine import DISCARD_OFFSET
 
             hand = game.hands[self.seat]
-            choices = rang_choices(game, legal, color=False)
-            codes = [[CODES[card] for card in hand[c.action % DISCARD_OFFSET]] for c in choices]
-        else:
-            choices = ring_rang_choices(game, legal, self.raw.action_names, color=False)
-            codes = [[CODES[c.action]] if c.action < 52 else [] for c in choices]
-        return [{"action": int(c.action), "label": c.label, "codes": cs} for c, cs in zip(choices, codes, strict=True)]
+            for choice in rang_choices(game, legal, color=False):
+                codes = [CODES[card] for card in hand[choice.action % DISCARD_OFFSET]]
+                text = ("discard" if choice.action >= DISCARD_OFFSET else "") + (f" ({len(codes)})" * (len(codes) > 1))
+                moves.append(_move(choice.action, choice.label, codes, codes[0] if codes else None, text.strip()))
+            return moves
+        from cardenvs.ring_rang.engine import ACTION_DECLARE, ACTION_TURNED
+
+        for choice in ring_rang_choices(game, legal, self.raw.action_names, color=False):
+            if choice.action < 52:
+                moves.append(_move(choice.action, choice.label, [CODES[choice.action]], CODES[choice.action], ""))
+            elif ACTION_TURNED <= choice.action < ACTION_DECLARE:
+                moves.append(_move(choice.action, choice.label, [], CODES[choice.action - ACTION_TURNED], "turned"))
+            else:
+                moves.append(_move(choice.action, choice.label, [], None, choice.label))
+        return moves
 
     def move(self, action: Any, turn: Any = None) -> None:
         """Play the person's move (MoveError if it is not theirs to make), then the agents' moves."""
@@ -189,6 +201,10 @@ class WebGame(TerminalGame):
         if not self.finished:
             raise MoveError("the game log is ready once the game is over (or given up)")
         return record(self.game_name, self.env_kwargs, self.seed, None, self.actions, self.specs)
+
+
+def _move(action: int, label: str, codes: list[str], face: str | None, text: str) -> dict[str, Any]:
+    return {"action": int(action), "label": label, "codes": codes, "face": face, "text": text}
 
 
 # ------------------------------------------------------------------ the server
@@ -366,13 +382,14 @@ _PAGE_CSS = """
 #main{display:flex;gap:8px;align-items:flex-start}#left{flex:1;min-width:640px}
 #side{width:360px;margin:8px 8px 0 0}
 #moves{margin:0 8px;padding:8px;background:#0b1a26;border-radius:8px;min-height:64px}
-#moves button.move{margin:4px;padding:4px 8px 4px 4px;background:#fcfcf6;color:#141414;border:2px solid #fd6;
- border-radius:6px;cursor:pointer;font-size:14px;vertical-align:middle}
-#moves button.move .card{margin-right:6px;box-shadow:none}
+#moves button.move{margin:4px;padding:4px;background:#2a4a60;color:#eee;border:2px solid #fd6;
+ border-radius:6px;cursor:pointer;font-size:14px;vertical-align:middle;min-height:60px}
+#moves button.move .card{margin-right:4px;box-shadow:none}
 #moves button:disabled,.busy #moves button{opacity:.5;cursor:wait}
-.card.legal{cursor:pointer;outline:3px solid #fd6;outline-offset:-1px;position:relative;top:-6px}
-.card.legal:hover{top:-12px}
-#tabletext,#log{background:#0b1a26;border-radius:8px;padding:8px;font-size:12px;white-space:pre-wrap;margin:0 0 8px}
+.card.legal{cursor:pointer;outline:3px solid #fd6;outline-offset:-3px;position:relative}
+.card.legal:hover{top:-8px}
+#tabletext,#log{box-sizing:border-box;background:#0b1a26;border-radius:8px;padding:8px;font-size:12px;
+ white-space:pre-wrap;margin:0 0 8px}
 #log{height:330px;overflow-y:auto}#error{color:#f88;padding:0 12px}
 """
 
@@ -403,10 +420,11 @@ function send(method, path, body){
   });
 }
 function play(action){ send('POST', '/api/move', {action: action, turn: state.turn}); }
+function attr(t){return esc(t).replace(/"/g, '&quot;');}
 function moveButton(m){
-  const face = m.codes.length ? card(m.codes[0]) : '';
-  return '<button class="move" data-action="' + m.action + '" title="' + esc(m.label) + '">' + face +
-    esc(m.label) + '</button>';
+  const face = m.face === null ? '' : card(m.face);
+  return '<button class="move" data-action="' + m.action + '" title="' + attr(m.label) + '">' + face +
+    esc(m.text) + '</button>';
 }
 function markHand(s){
   const v = s.view;
@@ -419,7 +437,7 @@ function markHand(s){
     if (hits.length !== 1) return;
     el.classList.add('legal');
     el.dataset.action = hits[0].action;
-    el.title = hits[0].label;
+    el.title = hits[0].label;  // a property, not HTML: no escaping needed
     el.onclick = () => play(hits[0].action);
   });
 }
