@@ -264,15 +264,17 @@ def _wait_idle(driver: Any, turn: int, timeout: float = 60) -> None:
     raise AssertionError(f"the page did not update after turn {turn} within {timeout}s (error: {error!r})")
 
 
-def play_in_browser(driver: Any, app: App, rng: random.Random, limit: int = 500) -> int:
-    """Play the person's seat to the end by clicking legal moves (buttons, or marked cards in the hand)."""
+def play_in_browser(driver: Any, app: App, rng: random.Random, limit: int = 500) -> tuple[int, int]:
+    """Play the person's seat to the end by clicking legal moves (buttons, or marked cards in the hand).
+
+    Returns (clicks, of which on cards in the hand)."""
     driver.get(app.url + "/")  # type: ignore[attr-defined]
     _wait_idle(driver, -1)
-    clicks = 0
+    clicks = card_clicks = 0
     for _ in range(limit):
         body = driver.find_element("tag name", "body")
         if body.get_attribute("data-over") == "1":
-            return clicks
+            return clicks, card_clicks
         turn = int(body.get_attribute("data-turn"))
         buttons = driver.find_elements("css selector", "#moves button.move")
         marked = driver.find_elements("css selector", "#table .card.legal")
@@ -280,9 +282,10 @@ def play_in_browser(driver: Any, app: App, rng: random.Random, limit: int = 500)
         legal = {int(b.get_attribute("data-action")) for b in buttons}
         assert legal == {int(a) for a in app.game.env.legal_actions()}  # the page offers exactly the legal moves
         assert {int(c.get_attribute("data-action")) for c in marked} <= legal
-        target = rng.choice(marked) if marked and rng.random() < 0.5 else rng.choice(buttons)
-        target.click()
+        on_card = bool(marked) and rng.random() < 0.5
+        (rng.choice(marked) if on_card else rng.choice(buttons)).click()
         clicks += 1
+        card_clicks += on_card
         _wait_idle(driver, turn)
     raise AssertionError(f"the game did not end within {limit} clicks")
 
@@ -307,8 +310,8 @@ def _download_record(driver: Any) -> dict:
 )
 def test_whole_game_in_a_headless_browser(game_name, env_kwargs, specs, tmp_path):
     with browser() as driver, serving(game_name, env_kwargs, specs, seed=11) as app:
-        clicks = play_in_browser(driver, app, random.Random(3))
-        assert clicks >= 5 and app.game.over
+        clicks, card_clicks = play_in_browser(driver, app, random.Random(3))
+        assert clicks >= 5 and 1 <= card_clicks < clicks and app.game.over
         assert "game over" in driver.find_element("id", "status").text
         last_line = app.game.log[-1]
         assert last_line in driver.find_element("id", "log").text
