@@ -15,6 +15,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("cardenvs.bench", "decisions per second of the envs (and of peer envs when installed)"),
     "play": ("cardenvs.play", "play Rang or RING RANG in the terminal against agents"),
     "replay": ("cardenvs.replay", "replay a recorded game: final table, HTML page (--html)"),
+    "serve": ("cardenvs.serve", "play Rang or RING RANG in the browser against agents (a local web page)"),
 }
 
 

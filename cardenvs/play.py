@@ -236,6 +236,8 @@ class TerminalGame:
                     self.write("You quit the game.")
                     return False
             else:
+                if getattr(self.agents[seat], "needs_env", False):  # search agents, as in train/evaluate.py
+                    self.agents[seat].observe_env(env)
                 action = self.agents[seat].act(env.observe(agent_name))
             before = self.raw.game.clone() if self.game_name == "rang" else _ring_rang_facts(self.raw.game)
             env.step(action)

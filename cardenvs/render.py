@@ -380,10 +380,9 @@ def save_png(image: np.ndarray, path: str) -> None:
 
 
 # ---------------------------------------------------------------------- HTML
-_HTML = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>__TITLE__</title>
-<style>
-body{margin:0;background:#123;color:#eee;font-family:sans-serif}
+# The table drawing shared by the replay page and the `cardenvs serve` page: CSS, and JS functions
+# card(code, win), hand(seat), ringRang(view), rang(view) that return the HTML of a view (and esc, SUITS).
+TABLE_CSS = """body{margin:0;background:#123;color:#eee;font-family:sans-serif}
 #bar{padding:8px 12px;background:#0b1a26;display:flex;gap:10px;align-items:center}
 #bar input[type=range]{flex:1}
 #caption{padding:6px 12px;min-height:1.4em;color:#fd6}
@@ -400,18 +399,9 @@ body{margin:0;background:#123;color:#eee;font-family:sans-serif}
 .sym{font-size:22px;background:#fcfcf6;color:#141414;border-radius:4px;padding:0 4px}.sym.red{color:#c41824}
 #info{font-size:14px;line-height:1.5}.rang .row{margin:6px 0}.rang .name{display:inline-block;width:230px}
 .rang .act .name{color:#fd6;font-weight:bold}.out{opacity:.4}
-</style></head><body>
-<div id="bar"><button id="prev" title="previous (left arrow)">&#9664; prev</button>
-<button id="next" title="next (right arrow)">next &#9654;</button>
-<input id="slider" type="range" min="0" value="0"><span id="counter"></span></div>
-<div id="caption"></div><div id="table"></div>
-<script id="frames" type="application/json">__FRAMES__</script>
-<script>
-const frames = JSON.parse(document.getElementById('frames').textContent);
-const SUITS = {C:'\\u2663', D:'\\u2666', H:'\\u2665', S:'\\u2660'};
-const slider = document.getElementById('slider');
-slider.max = frames.length - 1;
-let step = 0;
+"""
+
+TABLE_JS = """const SUITS = {C:'\\u2663', D:'\\u2666', H:'\\u2665', S:'\\u2660'};
 function esc(t){return String(t).replace(/[&<>]/g, c => ({'&':'&amp;','<':'&lt;','>':'&gt;'}[c]));}
 function card(code, win){
   if (code === null) return '<span class="card back"></span>';
@@ -462,7 +452,23 @@ function rang(v){
   });
   return html + '</div>';
 }
-function show(i){
+"""
+
+_HTML = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>__TITLE__</title>
+<style>
+__CSS__</style></head><body>
+<div id="bar"><button id="prev" title="previous (left arrow)">&#9664; prev</button>
+<button id="next" title="next (right arrow)">next &#9654;</button>
+<input id="slider" type="range" min="0" value="0"><span id="counter"></span></div>
+<div id="caption"></div><div id="table"></div>
+<script id="frames" type="application/json">__FRAMES__</script>
+<script>
+const frames = JSON.parse(document.getElementById('frames').textContent);
+const slider = document.getElementById('slider');
+slider.max = frames.length - 1;
+let step = 0;
+__TABLE_JS__function show(i){
   step = Math.max(0, Math.min(frames.length - 1, i));
   const f = frames[step];
   slider.value = step;
@@ -490,4 +496,5 @@ def html_page(frames: list[dict[str, Any]], title: str = "cardenvs replay") -> s
     """
     data = json.dumps(frames, separators=(",", ":")).replace("</", "<\\/")
     safe_title = title.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _HTML.replace("__TITLE__", safe_title).replace("__FRAMES__", data)
+    page = _HTML.replace("__CSS__", TABLE_CSS).replace("__TABLE_JS__", TABLE_JS)
+    return page.replace("__TITLE__", safe_title).replace("__FRAMES__", data)

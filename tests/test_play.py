@@ -156,6 +156,14 @@ def test_quit_saves_an_unfinished_game(tmp_path, capsys):
     assert env.agents  # still going: the record holds the moves made so far
 
 
+def test_search_opponents_get_the_env(capsys):
+    """A needs_env agent (PIMC) is shown the env before it acts, as in the evaluation harness."""
+    answers = iter(["1"] * 200)
+    argv = ["rang", "--players", "2", "--episode", "deal", "--seed", "3", "--opponents", "pimc:iterations=4,worlds=2"]
+    assert main(argv, read=lambda prompt: next(answers)) == 0
+    assert "=== deal over" in capsys.readouterr().out
+
+
 def test_bad_arguments_are_clear_errors(capsys):
     assert main(["ring-rang", "--players", "3"]) == 2
     assert "always 4 players" in capsys.readouterr().err

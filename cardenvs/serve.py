@@ -1,0 +1,609 @@
+"""Play in the browser against agents: ``cardenvs serve --game ring-rang`` / ``cardenvs serve --game rang``.
+
+A small local web server (standard library only: :mod:`http.server`) serves one
+self-contained page (inline CSS/JS, nothing fetched from elsewhere) and a few
+JSON endpoints. The person takes one seat (``--seat``); the other seats are
+registry agents (``--opponents``, and ``--partner`` in RING RANG). The page
+gets only what that seat may know: its own hand, the table, the public counts,
+and the log of moves as :mod:`cardenvs.play` tells them in the terminal. The
+seed (which would give away every hand) is sent only once the game is over.
+When it is over (or given up) the game log downloads as the JSON record that
+``cardenvs play --record`` writes and ``cardenvs replay`` reads.
+
+Endpoints (all under ``/api/`` need the page's token, in the ``X-Cardenvs-Token``
+header or a ``token`` query parameter)::
+
+    GET  /                 the page
+    GET  /api/state        the seat's view, its legal moves, the log
+    POST /api/move         {"action": int, "turn": int}: play a move (turn = the state's turn, against double clicks)
+    POST /api/resign       give the game up (its record becomes downloadable)
+    POST /api/new          deal a new game (the next seed)
+    GET  /api/record       the record (JSON attachment), once the game is over
+
+The server binds 127.0.0.1 by default and, while bound to a loopback address,
+answers only requests whose ``Host`` is a loopback name (against DNS rebinding).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import json
+import secrets
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from cardenvs.cards import CODES
+from cardenvs.play import RELATIVE, TerminalGame, _ring_rang_facts, default_opponent, rang_choices, ring_rang_choices
+
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
+MAX_BODY = 4096
+
+
+class MoveError(ValueError):
+    """A request the game cannot take now (not the seat's turn, an illegal move, a stale page)."""
+
+
+# ------------------------------------------------------------------ one game
+class WebGame(TerminalGame):
+    """One game played through the page: the env loop of :class:`~cardenvs.play.TerminalGame`, one step at a time.
+
+    The agents move as soon as it is their turn (:meth:`advance`); the person's move comes from :meth:`move`.
+    """
+
+    def __init__(
+        self, game_name: str, env_kwargs: dict[str, Any], seat: int, opponents: Sequence[str], seed: int
+    ) -> None:
+        super().__init__(game_name, env_kwargs, seat, opponents, seed, color=False)
+        self.log: list[str] = []
+        self.resigned = False
+        self.env.reset(seed=seed)
+        for agent in self.agents.values():
+            agent.reset(seed=None)
+        self.log.append(self.intro())
+        self.advance()
+
+    # ------------------------------------------------------------- the loop
+    @property
+    def over(self) -> bool:
+        return not self.env.agents
+
+    @property
+    def finished(self) -> bool:
+        """Over, or given up: the record may be shown (it holds the seed, hence every hand)."""
+        return self.over or self.resigned
+
+    def _skip_finished(self) -> None:
+        env = self.env
+        while env.agents and (env.terminations[env.agent_selection] or env.truncations[env.agent_selection]):
+            env.step(None)
+
+    def _seat_to_act(self) -> int:
+        return self.raw.possible_agents.index(self.env.agent_selection)
+
+    def _step(self, seat: int, action: int) -> None:
+        before = self.raw.game.clone() if self.game_name == "rang" else _ring_rang_facts(self.raw.game)
+        self.env.step(action)
+        self.actions.append(int(action))
+        self.log.extend(self.events(seat, action, before))
+        self._skip_finished()
+        if self.over:
+            self.log.append(self.result())
+
+    def advance(self, limit: int = 100_000) -> None:
+        """Let the agents move until it is the person's turn or the game is over."""
+        self._skip_finished()
+        for _ in range(limit):
+            if self.over or self.resigned:
+                return
+            seat = self._seat_to_act()
+            if seat == self.seat:
+                return
+            agent = self.agents[seat]
+            if getattr(agent, "needs_env", False):  # search agents read the env, as in train/evaluate.py
+                agent.observe_env(self.env)
+            self._step(seat, agent.act(self.env.observe(self.env.agent_selection)))
+        raise RuntimeError(f"the agents made {limit} moves without the game ending or the person's turn coming")
+
+    def human_to_act(self) -> bool:
+        return not self.finished and self._seat_to_act() == self.seat
+
+    def moves(self) -> list[dict[str, Any]]:
+        """The person's legal moves: ``action``, ``label`` (as in the terminal), ``codes`` (the own cards that
+        select it by a click in the hand), ``face`` (a card to draw on its button, or None) and ``text`` (the
+        button's caption beside the face)."""
+        if not self.human_to_act():
+            return []
+        game, legal = self.raw.game, self.env.legal_actions()
+        moves = []
+        if self.game_name == "rang":
+            from cardenvs.rang.engine import DISCARD_OFFSET
+
+            hand = game.hands[self.seat]
+            for choice in rang_choices(game, legal, color=False):
+                codes = [CODES[card] for card in hand[choice.action % DISCARD_OFFSET]]
+                text = ("discard" if choice.action >= DISCARD_OFFSET else "") + (f" ({len(codes)})" * (len(codes) > 1))
+                moves.append(_move(choice.action, choice.label, codes, codes[0] if codes else None, text.strip()))
+            return moves
+        from cardenvs.ring_rang.engine import ACTION_DECLARE, ACTION_TURNED
+
+        for choice in ring_rang_choices(game, legal, self.raw.action_names, color=False):
+            if choice.action < 52:
+                moves.append(_move(choice.action, choice.label, [CODES[choice.action]], CODES[choice.action], ""))
+            elif ACTION_TURNED <= choice.action < ACTION_DECLARE:
+                moves.append(_move(choice.action, choice.label, [], CODES[choice.action - ACTION_TURNED], "turned"))
+            else:
+                moves.append(_move(choice.action, choice.label, [], None, choice.label))
+        return moves
+
+    def move(self, action: Any, turn: Any = None) -> None:
+        """Play the person's move (MoveError if it is not theirs to make), then the agents' moves."""
+        if turn is not None and turn != len(self.actions):
+            raise MoveError("the page is out of date: reload it")
+        if not self.human_to_act():
+            raise MoveError("it is not your turn" if not self.finished else "the game is over")
+        legal = [int(a) for a in self.env.legal_actions()]
+        if isinstance(action, bool) or not isinstance(action, int) or action not in legal:
+            raise MoveError(f"{action!r:.40} is not a legal move now")
+        self._step(self.seat, action)
+        self.advance()
+
+    def resign(self) -> None:
+        if not self.finished:
+            self.resigned = True
+            self.log.append("=== you gave the game up")
+
+    # ------------------------------------------------------------- what the page gets
+    def intro(self) -> str:
+        """As :meth:`TerminalGame.intro`, without the seed (it would give every hand away)."""
+        title = "RING RANG" if self.game_name == "ring_rang" else f"Rang, {self.num_players} players"
+        return f"=== {title}; you are player_{self.seat}. Seats: " + ", ".join(self.seat_names())
+
+    def seat_names(self) -> list[str]:
+        names = []
+        for seat, spec in enumerate(self.specs):
+            where = f" ({RELATIVE[(seat - self.seat) & 3]})" if self.game_name == "ring_rang" else ""
+            names.append(f"player_{seat}{where}: {'you' if seat == self.seat else spec}")
+        return names
+
+    def state(self) -> dict[str, Any]:
+        """Everything the page shows, from the person's seat only (no other hand, no seed until the end)."""
+        from cardenvs.render import env_view
+
+        to_act = self.human_to_act()
+        table = ""
+        if to_act:
+            table = (self.rang_table() if self.game_name == "rang" else self.ring_rang_table()).strip("\n")
+        return {
+            "game": self.game_name,
+            "seat": self.seat,
+            "seats": self.seat_names(),
+            "turn": len(self.actions),
+            "view": env_view(self.env, observer=self.seat),
+            "to_act": to_act,
+            "moves": self.moves(),
+            "table_text": table,
+            "log": list(self.log),
+            "over": self.over,
+            "finished": self.finished,
+            "seed": self.seed if self.finished else None,
+        }
+
+    def to_record(self) -> dict[str, Any]:
+        """The game as a replay record (:mod:`cardenvs.replay`), once it is over or given up."""
+        from cardenvs.replay import record
+
+        if not self.finished:
+            raise MoveError("the game log is ready once the game is over (or given up)")
+        return record(self.game_name, self.env_kwargs, self.seed, None, self.actions, self.specs)
+
+
+def _move(action: int, label: str, codes: list[str], face: str | None, text: str) -> dict[str, Any]:
+    return {"action": int(action), "label": label, "codes": codes, "face": face, "text": text}
+
+
+# ------------------------------------------------------------------ the server
+class App:
+    """The served game and how to deal the next one; one request at a time touches the game."""
+
+    def __init__(self, new_game: Callable[[int], WebGame], seed: int, title: str = "cardenvs serve") -> None:
+        self.new_game = new_game
+        self.seed = seed
+        self.title = title
+        self.token = secrets.token_urlsafe(18)
+        self.lock = threading.Lock()
+        self.game = new_game(seed)
+
+    def next_game(self) -> None:
+        self.seed += 1
+        self.game = self.new_game(self.seed)
+
+
+def make_server(app: App, host: str = "127.0.0.1", port: int = 0, verbose: bool = False) -> ThreadingHTTPServer:
+    """A server bound to (host, port) serving ``app`` (``port=0``: a free port; see ``server.server_address``)."""
+
+    class Handler(_Handler):
+        pass
+
+    Handler.app = app
+    Handler.loopback = _is_loopback(host)
+    Handler.quiet = not verbose
+    server = ThreadingHTTPServer((host, port), Handler)
+    server.daemon_threads = True
+    return server
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class _Handler(BaseHTTPRequestHandler):
+    app: App
+    loopback: bool = True
+    server_version = "cardenvs-serve"
+    quiet = True
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the base class names it so)
+        if not self.quiet:
+            super().log_message(format, *args)
+
+    # ------------------------------------------------------------- replies
+    def _send(self, status: int, body: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Referrer-Policy", "no-referrer")
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
+        self._send(status, json.dumps(data).encode("utf-8"), "application/json; charset=utf-8", headers)
+
+    def _error(self, status: int, message: str) -> None:
+        self._json(status, {"error": message})
+
+    # ------------------------------------------------------------- checks
+    def _host_ok(self) -> bool:
+        if not self.loopback:
+            return True
+        host = (self.headers.get("Host") or "").lower()
+        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+        return name in LOOPBACK_NAMES
+
+    def _token_ok(self, query: dict[str, list[str]]) -> bool:
+        given = self.headers.get("X-Cardenvs-Token") or (query.get("token") or [""])[0]
+        return secrets.compare_digest(given.encode(), self.app.token.encode())
+
+    def _route(self, method: str) -> None:
+        url = urlsplit(self.path)
+        query = parse_qs(url.query)
+        if not self._host_ok():
+            self._error(HTTPStatus.FORBIDDEN, "bad Host header")
+            return
+        if method == "GET" and url.path in ("/", "/index.html"):
+            self._send(HTTPStatus.OK, page(self.app).encode("utf-8"), "text/html; charset=utf-8",
+                       {"Content-Security-Policy": CSP})  # fmt: skip
+            return
+        if not url.path.startswith("/api/"):
+            self._error(HTTPStatus.NOT_FOUND, "not found")
+            return
+        if not self._token_ok(query):
+            self._error(HTTPStatus.FORBIDDEN, "missing or wrong token: reload the page")
+            return
+        routes = {
+            ("GET", "/api/state"): self._state,
+            ("GET", "/api/record"): self._record,
+            ("POST", "/api/move"): self._move,
+            ("POST", "/api/resign"): self._resign,
+            ("POST", "/api/new"): self._new,
+        }
+        handler = routes.get((method, url.path))
+        if handler is None:
+            self._error(HTTPStatus.NOT_FOUND if url.path not in {p for _, p in routes} else 405, "no such endpoint")
+            return
+        try:
+            with self.app.lock:
+                handler()
+        except MoveError as error:
+            self._error(HTTPStatus.CONFLICT, str(error))
+        except ValueError as error:
+            self._error(HTTPStatus.BAD_REQUEST, str(error))
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        self._route("GET")
+
+    def do_POST(self) -> None:  # noqa: N802
+        self._route("POST")
+
+    # ------------------------------------------------------------- endpoints
+    def _body(self) -> dict[str, Any]:
+        if not (self.headers.get("Content-Type") or "").startswith("application/json"):
+            raise ValueError("the body must be JSON (Content-Type: application/json)")
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > MAX_BODY:
+            raise ValueError("request body too large")
+        try:
+            data = json.loads(self.rfile.read(length) or b"{}")
+        except json.JSONDecodeError as error:
+            raise ValueError(f"the body is not JSON: {error}") from None
+        if not isinstance(data, dict):
+            raise ValueError("the body must be a JSON object")
+        return data
+
+    def _state(self) -> None:
+        self._json(HTTPStatus.OK, self.app.game.state())
+
+    def _move(self) -> None:
+        data = self._body()
+        self.app.game.move(data.get("action"), data.get("turn"))
+        self._json(HTTPStatus.OK, self.app.game.state())
+
+    def _resign(self) -> None:
+        self._body()
+        self.app.game.resign()
+        self._json(HTTPStatus.OK, self.app.game.state())
+
+    def _new(self) -> None:
+        self._body()
+        self.app.next_game()
+        self._json(HTTPStatus.OK, self.app.game.state())
+
+    def _record(self) -> None:
+        game = self.app.game
+        data = game.to_record()
+        name = f"cardenvs-{game.game_name}-seed{game.seed}.json"
+        body = (json.dumps(data, indent=1) + "\n").encode("utf-8")  # as cardenvs.replay.save writes it
+        self._send(HTTPStatus.OK, body, "application/json; charset=utf-8",
+                   {"Content-Disposition": f'attachment; filename="{name}"'})  # fmt: skip
+
+
+# ------------------------------------------------------------------ the page
+CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; img-src 'self'"
+
+_PAGE_CSS = """
+#bar{flex-wrap:wrap}#bar .title{font-weight:bold;margin-right:12px}#status{color:#fd6;min-width:12em}
+#bar a,#bar button{color:#eee;background:#2a4a60;border:1px solid #6a8aa0;border-radius:4px;padding:3px 9px;
+ text-decoration:none;font-size:14px;cursor:pointer}
+#bar a.off{opacity:.4;pointer-events:none}
+#main{display:flex;gap:8px;align-items:flex-start}#left{flex:1;min-width:640px}
+#side{width:360px;margin:8px 8px 0 0}
+#moves{margin:0 8px;padding:8px;background:#0b1a26;border-radius:8px;min-height:64px}
+#moves button.move{margin:4px;padding:4px;background:#2a4a60;color:#eee;border:2px solid #fd6;
+ border-radius:6px;cursor:pointer;font-size:14px;vertical-align:middle;min-height:60px}
+#moves button.move .card{margin-right:4px;box-shadow:none}
+#moves button:disabled,.busy #moves button{opacity:.5;cursor:wait}
+.card.legal{cursor:pointer;outline:3px solid #fd6;outline-offset:-3px;position:relative}
+.card.legal:hover{top:-8px}
+#tabletext,#log{box-sizing:border-box;background:#0b1a26;border-radius:8px;padding:8px;font-size:12px;
+ white-space:pre-wrap;margin:0 0 8px}
+#log{height:330px;overflow-y:auto}#error{color:#f88;padding:0 12px}
+"""
+
+_PAGE_JS = """
+const TOKEN = document.getElementById('token').textContent;
+let state = null;
+function api(method, path, body){
+  const init = {method: method, headers: {'X-Cardenvs-Token': TOKEN}};
+  if (body !== undefined){ init.headers['Content-Type'] = 'application/json'; init.body = JSON.stringify(body); }
+  return fetch(path, init).then(r => r.json().then(d => {
+    if (!r.ok) throw new Error(d.error || r.status);
+    return d;
+  }));
+}
+function busy(on){
+  document.body.classList.toggle('busy', on);
+  document.body.dataset.busy = on ? '1' : '0';
+  if (on) document.getElementById('status').textContent = 'the agents are thinking...';
+}
+function send(method, path, body){
+  if (document.body.dataset.busy === '1') return;
+  busy(true);
+  document.getElementById('error').textContent = '';
+  api(method, path, body).then(draw).catch(e => {
+    document.getElementById('error').textContent = String(e.message || e);
+    busy(false);
+    if (state) document.getElementById('status').textContent = state.to_act ? 'your move' : '';
+  });
+}
+function play(action){ send('POST', '/api/move', {action: action, turn: state.turn}); }
+function attr(t){return esc(t).replace(/"/g, '&quot;');}
+function moveButton(m){
+  const face = m.face === null ? '' : card(m.face);
+  return '<button class="move" data-action="' + m.action + '" title="' + attr(m.label) + '">' + face +
+    esc(m.text) + '</button>';
+}
+function markHand(s){
+  const v = s.view;
+  const box = v.game === 'rang' ? document.querySelectorAll('#table .rang .row')[s.seat] :
+    document.querySelector('#table .seat.s' + s.seat);
+  if (!box || !s.to_act) return;
+  const cards = box.querySelectorAll('.card'), codes = v.seats[s.seat].cards || [];
+  cards.forEach((el, i) => {
+    const hits = s.moves.filter(m => m.codes.includes(codes[i]));
+    if (hits.length !== 1) return;
+    el.classList.add('legal');
+    el.dataset.action = hits[0].action;
+    el.title = hits[0].label;  // a property, not HTML: no escaping needed
+    el.onclick = () => play(hits[0].action);
+  });
+}
+function draw(s){
+  state = s;
+  const v = s.view;
+  document.getElementById('table').innerHTML = v.game === 'rang' ? rang(v) : ringRang(v);
+  markHand(s);
+  const moves = document.getElementById('moves');
+  moves.innerHTML = s.to_act ? '<div>your move (click a button or a marked card):</div>' +
+    s.moves.map(moveButton).join('') : (s.finished ? '<div>game over</div>' : '');
+  moves.querySelectorAll('button.move').forEach(b => { b.onclick = () => play(Number(b.dataset.action)); });
+  document.getElementById('seats').textContent = s.seats.join('  |  ');
+  document.getElementById('tabletext').textContent = s.table_text;
+  document.getElementById('tabletext').style.display = s.table_text ? '' : 'none';
+  const log = document.getElementById('log');
+  log.textContent = s.log.join('\\n');
+  log.scrollTop = log.scrollHeight;
+  const link = document.getElementById('download');
+  link.classList.toggle('off', !s.finished);
+  link.href = s.finished ? '/api/record?token=' + encodeURIComponent(TOKEN) : '#';
+  link.download = s.finished ? 'cardenvs-' + s.game + '-seed' + s.seed + '.json' : '';
+  document.getElementById('resign').disabled = s.finished;
+  document.getElementById('status').textContent = s.finished ? (s.over ? 'game over' : 'given up') +
+    ' (seed ' + s.seed + ')' : (s.to_act ? 'your move' : '');
+  document.body.dataset.turn = s.turn;
+  document.body.dataset.over = s.finished ? '1' : '0';
+  busy(false);
+}
+document.getElementById('resign').onclick = () => {
+  if (confirm('Give this game up?')) send('POST', '/api/resign', {});
+};
+document.getElementById('new').onclick = () => {
+  if (state.finished || confirm('Abandon this game and deal a new one?')) send('POST', '/api/new', {});
+};
+busy(true);
+api('GET', '/api/state').then(draw).catch(e => { document.getElementById('error').textContent = String(e); });
+"""
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>__TITLE__</title>
+<style>
+__CSS__</style></head><body data-busy="1" data-turn="-1" data-over="0">
+<div id="bar"><span class="title">__TITLE__</span><span id="status"></span>
+<button id="new" title="deal a new game (the next seed)">new game</button>
+<button id="resign" title="end this game now (its log becomes downloadable)">give up</button>
+<a id="download" class="off" href="#">download game log (replay JSON)</a></div>
+<div id="seats" style="padding:4px 12px;font-size:13px"></div><div id="error"></div>
+<div id="main"><div id="left"><div id="table"></div><div id="moves"></div></div>
+<div id="side"><pre id="tabletext"></pre><pre id="log"></pre></div></div>
+<script id="token" type="text/plain">__TOKEN__</script>
+<script>
+__JS__</script></body></html>
+"""
+
+
+def page(app: App) -> str:
+    """The self-contained page: the replay's table drawing (render.TABLE_CSS/TABLE_JS) plus the controls."""
+    from cardenvs.render import TABLE_CSS, TABLE_JS
+
+    title = app.title.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return (
+        _PAGE.replace("__CSS__", TABLE_CSS + _PAGE_CSS)
+        .replace("__JS__", TABLE_JS + _PAGE_JS)
+        .replace("__TITLE__", title)
+        .replace("__TOKEN__", app.token)
+    )
+
+
+# ------------------------------------------------------------------ CLI
+def seat_specs(game_name: str, num_players: int, seat: int, opponents: Sequence[str], partner: str | None) -> list[str]:
+    """The agent spec of every other seat, in seat order (``opponents``: one spec, or one per opponent seat)."""
+    if not 0 <= seat < num_players:
+        raise ValueError(f"--seat must be 0..{num_players - 1}, got {seat}")
+    others = [s for s in range(num_players) if s != seat]
+    if game_name == "rang":
+        if partner is not None:
+            raise ValueError("--partner: Rang has no partners (use --opponents)")
+        partner_seats: list[int] = []
+    else:
+        partner_seats = [(seat + 2) & 3]
+    opponent_seats = [s for s in others if s not in partner_seats]
+    specs = list(opponents)
+    if len(specs) == 1:
+        specs = specs * len(opponent_seats)
+    if len(specs) != len(opponent_seats):
+        raise ValueError(f"--opponents: give 1 spec or {len(opponent_seats)} (one per opponent seat), got {len(specs)}")
+    by_seat = dict(zip(opponent_seats, specs, strict=True))
+    for s in partner_seats:
+        by_seat[s] = partner if partner is not None else specs[0]
+    return [by_seat[s] for s in others]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from cardenvs.replay import env_name
+
+    parser = argparse.ArgumentParser(prog="cardenvs serve", description="Play Rang or RING RANG in the browser.")
+    parser.add_argument("--game", default="ring-rang", help="ring-rang (default) or rang")
+    parser.add_argument(
+        "--opponents",
+        nargs="+",
+        default=None,
+        metavar="SPEC",
+        help="agent spec for every opponent, or one per opponent seat (default: rules_strong, else random)",
+    )
+    parser.add_argument(
+        "--partner", default=None, metavar="SPEC", help="RING RANG: your partner's agent spec (default: as opponents)"
+    )
+    parser.add_argument("--players", type=int, default=None, help="Rang: number of players 2-10 (default 4)")
+    parser.add_argument(
+        "--episode", default=None, help="ring-rang: game (to 20 points, default) or round; rang: match or deal"
+    )
+    parser.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the first game (the next game: seed + 1)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    parser.add_argument("--port", type=int, default=0, help="port (default 0: a free one; the URL is printed)")
+    parser.add_argument("--open", action="store_true", help="open the page in the default browser")
+    parser.add_argument("--verbose", action="store_true", help="log every request to stderr")
+    args = parser.parse_args(argv)
+    try:
+        game_name = env_name(args.game)  # ring-rang, ring_rang or rang
+        env_kwargs: dict[str, Any] = {}
+        if game_name == "rang":
+            env_kwargs["num_players"] = 4 if args.players is None else args.players
+        elif args.players not in (None, 4):
+            raise ValueError("--players: RING RANG is always 4 players")
+        if args.episode is not None:
+            env_kwargs["episode"] = args.episode
+        if not 0 <= args.port <= 65535:
+            raise ValueError(f"--port must be 0..65535, got {args.port}")
+        if args.seed is not None and args.seed < 0:
+            raise ValueError(f"--seed must be >= 0, got {args.seed}")
+        num_players = env_kwargs.get("num_players", 4)
+        if game_name == "rang" and (isinstance(num_players, bool) or not 2 <= num_players <= 10):
+            raise ValueError(f"--players must be 2..10, got {num_players}")
+        opponents = args.opponents or [default_opponent(game_name)]
+        specs = seat_specs(game_name, num_players, args.seat, opponents, args.partner)
+        seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
+
+        def new_game(game_seed: int) -> WebGame:
+            return WebGame(game_name, env_kwargs, args.seat, specs, game_seed)
+
+        title = "RING RANG" if game_name == "ring_rang" else f"Rang, {num_players} players"
+        app = App(new_game, seed, f"cardenvs serve: {title}")  # builds every agent: bad specs fail here
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    try:
+        server = make_server(app, args.host, args.port, args.verbose)
+    except OSError as error:
+        print(f"error: cannot listen on {args.host}:{args.port}: {error.strerror or error}", file=sys.stderr)
+        return 2
+    host, port = server.server_address[:2]
+    shown = f"[{host}]" if ":" in str(host) else host
+    url = f"http://{'127.0.0.1' if shown in ('0.0.0.0', '[::]') else shown}:{port}/"
+    print(f"cardenvs serve: {title} at {url}  (Ctrl-C stops)", flush=True)
+    if not _is_loopback(args.host):
+        print(f"warning: listening on {args.host}: other machines on the network can reach this page", flush=True)
+    if args.open:
+        import webbrowser
+
+        webbrowser.open(url)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
