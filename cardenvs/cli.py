@@ -11,6 +11,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("cardenvs.train.evaluate", "play line-ups of agents on fixed deals; win rates with 95% CIs"),
     "train": ("cardenvs.train.selfplay", "self-play MaskablePPO training from a YAML config (--resume continues)"),
     "train-vector": ("cardenvs.train.vector_ppo", "self-play PPO over the batched torch envs (--resume continues)"),
+    "distill": ("cardenvs.train.distill", "fit a policy to a search agent's choices on its own positions"),
     "exploit": ("cardenvs.train.exploit", "exploitability: how often a best response beats one agent"),
     "bench": ("cardenvs.bench", "decisions per second of the envs (and of peer envs when installed)"),
     "play": ("cardenvs.play", "play Rang or RING RANG in the terminal against agents"),

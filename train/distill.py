@@ -1,0 +1,237 @@
+"""Search-guided improvement: label positions with a search agent's choices, fit the policy to them.
+
+    cardenvs distill --config configs/distill_ring_rang.yaml     # run again to continue: saved chunks are kept
+
+One round of expert iteration (Anthony et al. 2017; the DAgger form of Ross et al. 2011):
+
+1. **Positions.** The student policy (``student``, an exported ``.npz``) plays every seat of
+   ``deals`` deals, sampling from its own distribution, so the positions are the ones it reaches.
+   The deals are a pure function of (``seed``, deal index), in chunks of ``chunk`` deals spread over
+   ``workers`` processes; each chunk is saved as it ends (``labels/chunk_<i>.npz``, data only), so a
+   stopped run resumes where it was.
+2. **Labels.** At every decision the teacher (``teacher``, a registry spec: a search agent such as
+   ``pimc:iterations=200``, which reads the seat's information set from the env, never hidden cards)
+   chooses an action; the position's observation, legal mask and that choice are stored.
+3. **Fit.** A copy of the student network is trained with cross-entropy on its masked logits toward
+   the teacher's choices (``epochs``, Adam), 5% of the chunks held out; train and held-out accuracy
+   per epoch go to ``fit.csv``. The result is ``policy.npz`` in the same format (numpy inference).
+
+The opponents of the evaluation harness take no part: the teacher is search, the positions are
+the student's own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cardenvs.agents.policy import PolicyAgent, load_policy, save_policy
+from cardenvs.agents.registry import GAMES, canonical_game, make_agent
+
+from .config_files import config_from_dict, read_yaml_mapping
+
+
+@dataclass
+class DistillConfig:
+    """Everything a run depends on (the schema of configs/distill_*.yaml)."""
+
+    game: str = "ring_rang"  # "ring_rang" or "rang"
+    run_dir: str = "runs/distill_ring_rang"  # labels/, fit.csv, policy.npz
+    student: str = ""  # the policy .npz whose positions are labelled and whose network is fitted
+    teacher: str = "pimc:iterations=200"  # registry spec of the labelling agent
+    deals: int = 1000  # deals played (RING RANG: rounds; Rang: deals)
+    chunk: int = 20  # deals per saved chunk
+    seed: int = 1000  # the deals and every random choice
+    num_players: int = 4  # Rang only
+    workers: int = 2
+    epochs: int = 8
+    learning_rate: float = 3e-4
+    minibatch_size: int = 512
+    torch_threads: int = 1
+    export_to: str = ""  # also copy the fitted policy.npz here
+
+    def validate(self) -> None:
+        self.game = canonical_game(self.game)
+        if self.game not in GAMES:
+            raise ValueError(f"game: expected one of {GAMES}, got {self.game!r}")
+        if not self.student or not Path(self.student).is_file():
+            raise ValueError(f"student: no policy file {self.student!r}")
+        for name in ("deals", "chunk", "workers", "epochs", "minibatch_size", "torch_threads"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name}: expected an int >= 1, got {value!r}")
+        if not self.learning_rate > 0:
+            raise ValueError(f"learning_rate: expected > 0, got {self.learning_rate!r}")
+        make_agent(self.teacher, self.game, seed=0, **self.env_info())  # a bad spec fails here
+        PolicyAgent(path=self.student, game=self.game)
+
+    def env_info(self) -> dict[str, Any]:
+        return {"num_players": self.num_players} if self.game == "rang" else {}
+
+
+# ------------------------------------------------------------ positions and labels
+def label_chunk(args: tuple[DistillConfig, int]) -> Path:
+    """Play the deals of chunk ``index`` with the student, label every decision with the teacher, save them."""
+    from .evaluate import EvalConfig, deal_options, make_env
+
+    config, index = args
+    out = Path(config.run_dir) / "labels" / f"chunk_{index:05d}.npz"
+    if out.exists():
+        return out
+    eval_config = EvalConfig(game=config.game, num_players=config.num_players, seed=config.seed)
+    env = make_env(eval_config)
+    student = PolicyAgent(path=config.student, greedy=False, game=config.game)
+    teacher = make_agent(config.teacher, config.game, seed=None, **config.env_info())
+    observations, masks, labels = [], [], []
+    first = index * config.chunk
+    for deal in range(first, min(first + config.chunk, config.deals)):
+        seed = int(np.random.SeedSequence([config.seed, deal]).generate_state(1)[0])
+        student.reset(seed)
+        teacher.reset(seed + 1)
+        env.reset(seed=seed, options=deal_options(eval_config, deal))
+        for _ in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            if getattr(teacher, "needs_env", False):
+                teacher.observe_env(env)
+            observations.append(obs["observation"].astype(np.float16))
+            masks.append(obs["action_mask"].astype(bool))
+            labels.append(teacher.act(obs))
+            env.step(student.act(obs))
+    tmp = out.with_suffix(".tmp.npz")
+    np.savez_compressed(tmp, observation=np.array(observations), mask=np.array(masks),
+                        label=np.array(labels, dtype=np.int16))
+    tmp.replace(out)
+    return out
+
+
+def collect(config: DistillConfig, progress: bool = True) -> list[Path]:
+    """Every chunk of the run (those already saved are kept), with a progress bar."""
+    (Path(config.run_dir) / "labels").mkdir(parents=True, exist_ok=True)
+    jobs = [(config, i) for i in range(-(-config.deals // config.chunk))]
+    bar = _bar(len(jobs), progress)
+    paths = []
+    if config.workers == 1:
+        for job in jobs:
+            paths.append(label_chunk(job))
+            bar.update(1)
+    else:
+        with ProcessPoolExecutor(min(config.workers, len(jobs))) as pool:
+            for path in pool.map(label_chunk, jobs):
+                paths.append(path)
+                bar.update(1)
+    bar.close()
+    return paths
+
+
+def _bar(total: int, enabled: bool):
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        enabled = False
+    if not enabled:
+        class _NoBar:
+            def update(self, n: int) -> None:
+                pass
+
+            def close(self) -> None:
+                pass
+
+        return _NoBar()
+    return tqdm(total=total, desc="label chunks", unit="chunk", file=sys.stderr)
+
+
+def load_labels(paths: list[Path]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    parts = []
+    for path in paths:
+        with np.load(path, allow_pickle=False) as data:
+            parts.append((data["observation"].astype(np.float32), data["mask"], data["label"].astype(np.int64)))
+    return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))  # type: ignore[return-value]
+
+
+# --------------------------------------------------------------------- the fit
+def fit(config: DistillConfig, paths: list[Path]) -> Path:
+    """Cross-entropy of the student's masked logits toward the teacher's choices; the fitted policy.npz."""
+    import torch
+    from torch import nn
+
+    torch.set_num_threads(config.torch_threads)
+    torch.manual_seed(config.seed)
+    held = max(1, len(paths) // 20) if len(paths) > 1 else 0
+    train_set, held_set = load_labels(paths[held:]), (load_labels(paths[:held]) if held else None)
+    weights = load_policy(config.student)
+    count = sum(1 for k in weights if k.startswith("hidden") and k.endswith("/weight"))
+    names = [f"hidden{i}" for i in range(count)] + ["action"]
+    layers = [nn.Linear(*weights[f"{n}/weight"].shape[::-1]) for n in names]
+    with torch.no_grad():
+        for name, layer in zip(names, layers, strict=True):
+            layer.weight.copy_(torch.as_tensor(weights[f"{name}/weight"]))
+            layer.bias.copy_(torch.as_tensor(weights[f"{name}/bias"]))
+    activation = nn.ReLU() if str(weights["activation"]) == "relu" else nn.Tanh()
+    model = nn.Sequential(*[m for layer in layers[:-1] for m in (layer, activation)], layers[-1])
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.learning_rate)
+
+    def accuracy(data: tuple[np.ndarray, np.ndarray, np.ndarray]) -> float:
+        with torch.no_grad():
+            logits = model(torch.as_tensor(data[0])).masked_fill(~torch.as_tensor(data[1]), -1e9)
+            return float((logits.argmax(1) == torch.as_tensor(data[2])).float().mean())
+
+    obs, mask, label = (torch.as_tensor(a) for a in train_set)
+    curve = Path(config.run_dir) / "fit.csv"
+    with curve.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["epoch", "positions", "train_accuracy", "held_out_accuracy"])
+        writer.writerow([0, len(label), f"{accuracy(train_set):.4f}",
+                         f"{accuracy(held_set):.4f}" if held_set else ""])
+        for epoch in range(1, config.epochs + 1):
+            order = torch.randperm(len(label))
+            for first in range(0, len(label), config.minibatch_size):
+                mb = order[first:first + config.minibatch_size]
+                logits = model(obs[mb]).masked_fill(~mask[mb], -1e9)
+                loss = nn.functional.cross_entropy(logits, label[mb])
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+            row = [epoch, len(label), f"{accuracy(train_set):.4f}", f"{accuracy(held_set):.4f}" if held_set else ""]
+            writer.writerow(row)
+            f.flush()
+            print(f"epoch {epoch}: train accuracy {row[2]}, held-out {row[3]}", file=sys.stderr)
+    fitted = dict(weights)
+    for name, layer in zip(names, layers, strict=True):
+        fitted[f"{name}/weight"] = layer.weight.detach().numpy().astype(np.float32)
+        fitted[f"{name}/bias"] = layer.bias.detach().numpy().astype(np.float32)
+    path = save_policy(fitted, Path(config.run_dir) / "policy.npz")
+    if config.export_to:
+        Path(config.export_to).parent.mkdir(parents=True, exist_ok=True)
+        save_policy(fitted, config.export_to)
+    return path
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="cardenvs distill", description=__doc__.splitlines()[0])
+    parser.add_argument("--config", required=True, help="YAML file with the fields of DistillConfig")
+    parser.add_argument("--no-progress", action="store_false", dest="progress")
+    args = parser.parse_args(argv)
+    try:
+        config = config_from_dict(read_yaml_mapping(args.config, "distill config"), args.config, DistillConfig)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    paths = collect(config, args.progress)
+    policy = fit(config, paths)
+    print(f"wrote {policy} ({Path(config.run_dir) / 'fit.csv'})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
