@@ -108,6 +108,7 @@ def label_chunk(args: tuple[DistillConfig, int]) -> Path:
             masks.append(obs["action_mask"].astype(bool))
             labels.append(teacher.act(obs))
             env.step(student.act(obs))
+    out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".tmp.npz")
     np.savez_compressed(tmp, observation=np.array(observations), mask=np.array(masks),
                         label=np.array(labels, dtype=np.int16))

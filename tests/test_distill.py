@@ -1,0 +1,76 @@
+"""cardenvs distill: positions of the student labelled by a search agent, the student's network fitted to them."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from cardenvs.agents.policy import PolicyAgent
+from cardenvs.train.config_files import config_from_dict
+from cardenvs.train.distill import DistillConfig, collect, fit, label_chunk
+
+ROOT = Path(__file__).resolve().parents[1]
+STUDENT = str(ROOT / "agents" / "policies" / "ring_rang.npz")
+
+
+def tiny(tmp_path: Path, **overrides) -> DistillConfig:
+    data = {"game": "ring_rang", "run_dir": str(tmp_path / "run"), "student": STUDENT,
+            "teacher": "pimc:iterations=8,worlds=2", "deals": 4, "chunk": 2, "workers": 1, "epochs": 2}
+    data.update(overrides)
+    return config_from_dict(data, "test", DistillConfig)
+
+
+def test_labels_are_the_teachers_choices_on_legal_actions_and_chunks_are_deterministic(tmp_path):
+    config = tiny(tmp_path)
+    paths = collect(config, progress=False)
+    assert [p.name for p in paths] == ["chunk_00000.npz", "chunk_00001.npz"]
+    with np.load(paths[0], allow_pickle=False) as data:
+        masks, labels = data["mask"], data["label"]
+        assert len(labels) > 50 and masks[np.arange(len(labels)), labels].all()
+        first = data["observation"].copy()
+    again = tiny(tmp_path / "again")
+    with np.load(label_chunk((again, 0)), allow_pickle=False) as data:
+        assert np.array_equal(data["observation"], first) and np.array_equal(data["label"], labels)
+
+
+def test_fit_moves_the_student_toward_the_labels_and_exports_a_policy(tmp_path):
+    config = tiny(tmp_path, epochs=6, learning_rate=0.003)
+    policy = fit(config, collect(config, progress=False))
+    rows = list(csv.DictReader((tmp_path / "run" / "fit.csv").open()))
+    assert float(rows[-1]["train_accuracy"]) > float(rows[0]["train_accuracy"])
+    assert rows[0]["held_out_accuracy"] != ""
+    PolicyAgent(path=str(policy), game="ring_rang")  # loads, numpy only
+
+
+def test_a_run_again_keeps_the_chunks_it_has(tmp_path):
+    config = tiny(tmp_path)
+    first = collect(config, progress=False)[0]
+    stamp = first.stat().st_mtime_ns
+    collect(config, progress=False)
+    assert first.stat().st_mtime_ns == stamp
+
+
+@pytest.mark.parametrize("field,value,message", [("student", "nope.npz", "student"), ("teacher", "nobody", "unknown"),
+                                                 ("deals", 0, "deals"), ("game", "chess", "game")])
+def test_bad_configs_are_refused_naming_the_field(tmp_path, field, value, message):
+    with pytest.raises(ValueError, match=message):
+        tiny(tmp_path, **{field: value})
+
+
+def test_cli(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump({"game": "ring-rang", "run_dir": str(tmp_path / "run"), "student": STUDENT,
+                                    "teacher": "random", "deals": 2, "chunk": 1, "workers": 2, "epochs": 1}))
+    done = subprocess.run([sys.executable, "-m", "cardenvs.cli", "distill", "--config", str(path), "--no-progress"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (tmp_path / "run" / "policy.npz").exists()
+    bad = subprocess.run([sys.executable, "-m", "cardenvs.cli", "distill", "--config", str(tmp_path / "x.yaml")],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.startswith("error:")
