@@ -1,8 +1,8 @@
 """rules_basic and rules_strong keep their play (issue 16): every published number stays comparable.
 
-The digests below are of the actions both agents chose, in seeded whole deals, when these tests were
-written, and the same with the code of commit b74dfb3 (release 0.1, before the gauntlet work). A refactor must leave them unchanged; a stronger rule agent
-gets a new name instead.
+The digests below are of the actions both agents chose in seeded whole deals, computed when these
+tests were written and equal to those of commit b74dfb3 (release 0.1, before the gauntlet work). A
+refactor must leave them unchanged; a stronger rule agent gets a new name instead.
 """
 
 from __future__ import annotations
