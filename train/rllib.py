@@ -1,7 +1,7 @@
 """Ray RLlib multi-agent PPO over the AEC envs, through RLlib's PettingZoo adapter.
 
     python -m cardenvs.train.rllib --config configs/rllib_ring_rang.yaml [--iterations N]
-        [--num-env-runners N] [--address auto]
+        [--num-env-runners N] [--address auto] [--export policy.npz [--export-module team_0]]
 
 Needs the ``ray`` extra (``pip install -e '.[ray]'``, in a venv of its own: ray[rllib]
 pins its own gymnasium, which stable-baselines3 of ``[train]`` does not accept).
@@ -19,7 +19,10 @@ pins its own gymnasium, which stable-baselines3 of ``[train]`` does not accept).
   runs them on a running Ray cluster (docs/integrations.md).
 
 Each iteration appends RLlib's result summary to ``<run_dir>/progress.jsonl``; the
-trained algorithm is saved to ``<run_dir>/checkpoint``.
+trained algorithm is saved to ``<run_dir>/checkpoint``. With ``export`` (``--export``),
+one policy's actor is also written, from the live algorithm, as the numpy ``.npz`` of
+:mod:`cardenvs.agents.policy` (``cardenvs eval --agents policy:path=FILE``): RLlib's
+checkpoint is pickle-based, so it is never read back here (:func:`export_policy`).
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ import argparse
 import functools
 import json
 import os
+import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -45,6 +50,7 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
+from cardenvs.agents.policy import PolicyAgent, save_policy
 from cardenvs.agents.registry import GAMES
 from cardenvs.train.wrappers import make_aec_env
 
@@ -141,6 +147,110 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
         return super().compute_values(batch, embeddings)
 
 
+# ---------------------------------------------------------------- the export
+_ACTIVATIONS = {"Tanh": "tanh", "ReLU": "relu"}
+
+
+def actor_layers(module: Any) -> list[tuple[str, torch.nn.Module]]:
+    """The actor of a default PPO torch module, in order: (state-dict prefix, layer) pairs.
+
+    RLlib's actor is its encoder's MLP (``encoder.actor_encoder``, or the shared
+    ``encoder.encoder`` when ``vf_share_layers``), then the ``pi`` head's MLP, whose last
+    layer is linear: together one MLP, as the ``.npz`` policy format plays it.
+    """
+    encoder = module.encoder
+    name = "actor_encoder" if hasattr(encoder, "actor_encoder") else "encoder"
+    layers = []
+    for prefix, mlp in ((f"encoder.{name}.net.mlp", getattr(encoder, name).net.mlp), ("pi.net.mlp", module.pi.net.mlp)):
+        layers.extend((f"{prefix}.{index}", layer) for index, layer in enumerate(mlp))
+    return layers
+
+
+def actor_weights(module: Any, game: str, state: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
+    """The actor of ``module`` as the arrays of a ``.npz`` policy (:mod:`cardenvs.agents.policy`).
+
+    ``state``: the module's state dict (``get_state()``; tensors or numpy arrays), default the
+    module's own; ``module`` then only gives the layout. Only Linear layers, each but the last
+    followed by one activation (Tanh or ReLU, the same everywhere), can be exported; anything
+    else (layer norm, an encoder and head of different activations) is a ValueError.
+    """
+    state = module.get_state() if state is None else state
+    linear: list[str] = []
+    activations: list[str | None] = []  # after each Linear: its activation's name, or None
+    for prefix, layer in actor_layers(module):
+        kind = type(layer).__name__
+        if isinstance(layer, torch.nn.Linear):
+            linear.append(prefix)
+            activations.append(None)
+        elif kind in _ACTIVATIONS and activations and activations[-1] is None:
+            activations[-1] = _ACTIVATIONS[kind]
+        else:
+            raise ValueError(f"cannot export actor layer {prefix} ({layer!r}): only Linear, then Tanh or ReLU")
+    if not linear or activations[-1] is not None:
+        raise ValueError("cannot export the actor: its output layer must be a Linear without activation")
+    hidden_activations = set(activations[:-1])
+    if None in hidden_activations or len(hidden_activations) > 1:
+        raise ValueError(f"cannot export the actor: hidden layers need one activation, got {activations[:-1]}")
+
+    def array(key: str) -> np.ndarray:
+        value = state[key]
+        value = value.detach().cpu().numpy() if isinstance(value, torch.Tensor) else np.asarray(value)
+        return value.astype(np.float32)
+
+    weights = {}
+    for index, prefix in enumerate(linear[:-1]):
+        weights[f"hidden{index}/weight"] = array(f"{prefix}.weight")
+        weights[f"hidden{index}/bias"] = array(f"{prefix}.bias")
+    weights["action/weight"] = array(f"{linear[-1]}.weight")
+    weights["action/bias"] = array(f"{linear[-1]}.bias")
+    weights["activation"] = np.array(hidden_activations.pop() if hidden_activations else "tanh")
+    weights["game"] = np.array(game)
+    return weights
+
+
+def export_policy(source: Any, game: str, path: str | Path, module_id: str | None = None) -> Path:
+    """Write the actor of ``source`` to ``path`` as a ``.npz`` policy; returns the path.
+
+    ``source``: a live RLlib ``Algorithm`` (the weights of ``module_id``, default its first
+    module, are read from its learner group, so also from remote learners on a cluster) or a
+    single torch RLModule. RLlib's checkpoints are pickle files, which this never loads:
+    export from the algorithm that trained (``export:`` in the config, or ``--export``).
+    """
+    if hasattr(source, "learner_group"):
+        modules = sorted(source.config.policies)
+        module_id = module_id or ("shared" if "shared" in modules else modules[0])
+        if module_id not in modules:
+            raise ValueError(f"export: no policy {module_id!r}; the algorithm has {modules}")
+        state = source.learner_group.get_weights(module_ids=[module_id])[module_id]
+        weights = actor_weights(source.get_module(module_id), game, state)
+    else:
+        weights = actor_weights(source, game)
+    PolicyAgent(weights=weights, game=game)  # the checks of a policy file (shapes, finite values)
+    return save_policy(weights, path)
+
+
+def check_export_path(path: str | Path) -> None:
+    """Fail now, not after training, when the export file cannot be written there (ValueError, one line)."""
+    target = Path(path)
+    if target.is_dir():
+        raise ValueError(f"--export {path}: is a folder; give a file name such as {target / 'policy.npz'}")
+    folder = target.parent
+    existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if existing is None or not existing.is_dir():
+        raise ValueError(f"--export {path}: {existing or folder} is not a folder; choose a file in a folder")
+    try:
+        if existing == folder:
+            with tempfile.NamedTemporaryFile(dir=folder, prefix=".cardenvs-write-check"):
+                pass
+            if target.exists() and not os.access(target, os.W_OK):
+                raise PermissionError(13, "Permission denied")
+        elif not os.access(existing, os.W_OK | os.X_OK):
+            raise PermissionError(13, f"Permission denied: cannot create folders in {existing}")
+    except OSError as error:
+        raise ValueError(f"--export {path}: cannot write there ({error.strerror or error}); "
+                         "choose a file in a folder you can write to") from None
+
+
 # ---------------------------------------------------------------- the config
 @dataclass
 class RLlibConfig:
@@ -167,6 +277,8 @@ class RLlibConfig:
     checkpoint: bool = True
     address: str | None = None  # None: a local Ray (or RAY_ADDRESS); "auto": the running cluster
     num_cpus: int | None = None  # CPUs of a local Ray (None: all, and enough for the env runners)
+    export: str | None = None  # after training, write one policy's actor here (.npz of cardenvs.agents.policy)
+    export_module: str | None = None  # the policy to export (None: the first, "shared" or "team_0")
 
     def __post_init__(self) -> None:
         if self.game not in GAMES:
@@ -195,6 +307,10 @@ class RLlibConfig:
             raise ValueError(f"hidden: expected a list of layer sizes >= 1, got {self.hidden!r}")
         if self.num_cpus is not None and (not isinstance(self.num_cpus, int) or self.num_cpus < 1):
             raise ValueError(f"num_cpus: expected an int >= 1 or null, got {self.num_cpus!r}")
+        if self.export is not None and (not isinstance(self.export, str) or not self.export):
+            raise ValueError(f"export: expected a file name or null, got {self.export!r}")
+        if self.export_module is not None and self.export_module not in policy_ids(self):
+            raise ValueError(f"export_module: expected one of {policy_ids(self)} or null, got {self.export_module!r}")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RLlibConfig:
@@ -316,7 +432,13 @@ def init_ray(config: RLlibConfig) -> None:
 
 
 def train(config: RLlibConfig, illegal_action: str = "raise", log: bool = True) -> list[dict[str, Any]]:
-    """Run ``config.iterations`` PPO iterations; returns every iteration's :func:`summarize` (and saves them)."""
+    """Run ``config.iterations`` PPO iterations; returns every iteration's :func:`summarize` (and saves them).
+
+    With ``config.export``, the trained policy ``config.export_module`` is then written there
+    (:func:`export_policy`); the path is checked before Ray starts.
+    """
+    if config.export:
+        check_export_path(config.export)
     init_ray(config)
     torch.manual_seed(config.seed)
     run_dir = Path(config.run_dir)
@@ -337,29 +459,44 @@ def train(config: RLlibConfig, illegal_action: str = "raise", log: bool = True) 
                     print(json.dumps(summary), flush=True)
         if config.checkpoint:
             algo.save_to_path(str((run_dir / "checkpoint").resolve()))
+        if config.export:
+            path = export_policy(algo, config.game, config.export, config.export_module)
+            if log:
+                print(f"exported policy {config.export_module or policy_ids(config)[0]} to {path}", flush=True)
     finally:
         algo.stop()
     return summaries
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m cardenvs.train.rllib", description=__doc__.split("\n")[0])
     parser.add_argument("--config", required=True, help="YAML file of RLlibConfig keys")
     parser.add_argument("--iterations", type=int, help="override: training iterations")
     parser.add_argument("--num-env-runners", type=int, help="override: sampling actors")
     parser.add_argument("--address", help="override: Ray cluster address ('auto' = the running cluster)")
     parser.add_argument("--run-dir", help="override: output folder")
+    parser.add_argument("--export", help="override: after training, write the policy's actor to this .npz file")
+    parser.add_argument("--export-module", help="override: the policy to export (default: the first)")
     args = parser.parse_args(argv)
-    config = RLlibConfig.from_yaml(args.config)
     overrides = {
         "iterations": args.iterations,
         "num_env_runners": args.num_env_runners,
         "address": args.address,
         "run_dir": args.run_dir,
+        "export": args.export,
+        "export_module": args.export_module,
     }
-    config = RLlibConfig.from_dict({**asdict(config), **{k: v for k, v in overrides.items() if v is not None}})
+    try:
+        config = RLlibConfig.from_yaml(args.config)
+        config = RLlibConfig.from_dict({**asdict(config), **{k: v for k, v in overrides.items() if v is not None}})
+        if config.export:
+            check_export_path(config.export)
+    except (OSError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     train(config)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
