@@ -9,4 +9,3 @@ cardenvs eval --game ring_rang --agents trained rules_strong --deals 1000 --work
 cardenvs eval --game ring_rang --agents trained --gauntlet --deals 1000 --workers "$W" --seed 0 --no-progress --out $S/gauntlet_ring_rang_trained
 cardenvs eval --game ring_rang --agents trained pimc:iterations=500 --deals 200 --workers "$W" --seed 0 --no-progress --out $S/ring_rang_trained_vs_pimc500
 cardenvs exploit --game ring_rang --agent trained --steps 400000 --deals 500 --out $S/exploit_ring_rang_trained
-cardenvs eval --game rang --agents trained --gauntlet --deals 1000 --workers "$W" --seed 0 --no-progress --out $S/gauntlet_rang_trained
