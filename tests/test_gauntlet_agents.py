@@ -28,7 +28,7 @@ from cardenvs.agents.registry import make_agent
 from cardenvs.agents.ring_rang_rules import BasicRulesAgent, StrongRulesAgent
 from cardenvs.cards import RANKS, parse_card
 from cardenvs.rang.engine import DISCARD, JOKER_KIND, arrange_deck
-from cardenvs.ring_rang.engine import ACTION_KNOCK, ACTION_TRUMP, deck_for_hands
+from cardenvs.ring_rang.engine import ACTION_KNOCK, ACTION_TRUMP
 
 RING_RANG_NAMES = ("gauntlet_hoarder", "gauntlet_lifter", "gauntlet_reader", "gauntlet_supporter")
 RANG_NAMES = ("gauntlet_dumper", "gauntlet_escaper", "gauntlet_blocker", "gauntlet_racer")
@@ -36,31 +36,10 @@ CLUBS, DIAMONDS, HEARTS, SPADES = range(4)
 
 
 # ================================================================== RING RANG
-def cards(text: str) -> list[int]:
-    return [parse_card(code) for code in text.split()]
-
-
-def fill_hands(partial: list[str], avoid: dict[int, str] | None = None) -> list[list[int]]:
-    """Complete four partial hands to 13 cards with the unused cards (seat -> suits it must not get)."""
-    avoid = avoid or {}
-    hands = [cards(text) for text in partial]
-    rest = [c for c in range(52) if not any(c in hand for hand in hands)]
-    for seat in sorted(range(4), key=lambda s: -len(avoid.get(s, ""))):
-        banned = {"CDHS".index(s) for s in avoid.get(seat, "")}
-        while len(hands[seat]) < 13:
-            card = next(c for c in rest if c // 13 not in banned)
-            rest.remove(card)
-            hands[seat].append(card)
-    return hands
-
-
-def ring_position(hands: list[list[int]], actions: list[int | str], chooser: int = 0):
-    """A one-round env dealt ``hands`` (chooser fixed), after the scripted actions (card codes or indices)."""
-    env = ring_rang_v0.env(episode="round")
-    env.reset(seed=0, options={"deck": deck_for_hands(hands, chooser), "chooser": chooser})
-    for action in actions:
-        env.step(parse_card(action) if isinstance(action, str) else action)
-    return env
+# cards, fill_hands and position (an env dealt those hands, after scripted actions) are shared with
+# the baselines' scenario tests.
+from test_agents_ring_rang import fill_hands  # noqa: E402
+from test_agents_ring_rang import position as ring_position  # noqa: E402
 
 
 def card_played(agent_class, env) -> int:
