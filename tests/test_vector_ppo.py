@@ -341,3 +341,22 @@ def test_fixed_policies_stay_in_the_league(tmp_path):
     assert names[0] == f"fixed:{first}" and len(names) == 2 and names[1].startswith("step_")
     with pytest.raises(ValueError, match="fixed_policies"):
         tiny("rang", tmp_path / "c", fixed_policies=[str(tmp_path / "missing.npz")])
+
+
+def test_hand_edited_checkpoint_with_valid_hashes_is_a_checkpoint_error(tmp_path):
+    """Data only, and no traceback: a model.pt missing a key, re-hashed, stops the resume with CheckpointError."""
+    import hashlib
+
+    from cardenvs.train.selfplay import CheckpointError
+
+    config = tiny("rang", tmp_path / "run", total_steps=200)
+    train(config)
+    root = tmp_path / "run" / "checkpoints"
+    pointer = json.loads((root / "latest.json").read_text())
+    model = root / pointer["folder"] / "model.pt"
+    saved = torch.load(model, weights_only=True)
+    torch.save({"model": saved["model"]}, model)  # the optimizer state is gone
+    pointer["sha256"]["model.pt"] = hashlib.sha256(model.read_bytes()).hexdigest()
+    (root / "latest.json").write_text(json.dumps(pointer))
+    with pytest.raises(CheckpointError, match="cannot be loaded"):
+        train(tiny("rang", tmp_path / "run", total_steps=400), resume=True)

@@ -613,19 +613,23 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
             csv.DictWriter(f, CURVE_FIELDS).writeheader()
     else:
         folder, state = checkpoint
-        saved = torch.load(folder / "model.pt", map_location=device, weights_only=True)
-        model.load_state_dict(saved["model"])
-        optimizer.load_state_dict(saved["optimizer"])
-        league = load_league(folder / "league.npz")
-        games_state = torch.load(folder / "games.pt", map_location=device, weights_only=True)
-        env.load_state_dict(games_state["env"])
-        obs, mask, seat = (games_state["games"][k] for k in ("obs", "mask", "seat"))
-        seating.load(games_state["seating"])
-        generator.set_state(games_state["generator"])
-        torch.set_rng_state(games_state["torch"])
-        steps, env_steps, iteration = state["steps"], state["env_steps"], state["iteration"]
-        wall_offset = state["wall_s"]
-        next_snapshot, next_eval, next_checkpoint = state["next_snapshot"], state["next_eval"], state["next_checkpoint"]
+        try:  # a hand-edited file with valid hashes is still data only: any mismatch is a CheckpointError
+            saved = torch.load(folder / "model.pt", map_location=device, weights_only=True)
+            model.load_state_dict(saved["model"])
+            optimizer.load_state_dict(saved["optimizer"])
+            league = load_league(folder / "league.npz")
+            games_state = torch.load(folder / "games.pt", map_location=device, weights_only=True)
+            env.load_state_dict(games_state["env"])
+            obs, mask, seat = (games_state["games"][k] for k in ("obs", "mask", "seat"))
+            seating.load(games_state["seating"])
+            generator.set_state(games_state["generator"])
+            torch.set_rng_state(games_state["torch"])
+            steps, env_steps, iteration = state["steps"], state["env_steps"], state["iteration"]
+            wall_offset = state["wall_s"]
+            next_snapshot, next_eval = state["next_snapshot"], state["next_eval"]
+            next_checkpoint = state["next_checkpoint"]
+        except (KeyError, TypeError, ValueError, RuntimeError, IndexError, OSError) as error:
+            raise CheckpointError(f"checkpoint {folder} cannot be loaded: {error!r:.300}") from None
         _truncate_curve(curve_csv, steps)  # evaluations logged after the checkpoint are redone
         print(f"resumed {run_dir} at step {steps} ({len(league)} snapshots in the league)", file=sys.stderr)
     frozen = [FrozenActor(s, device, greedy=config.fixed_greedy and s.name.startswith(FIXED)) for s in league]
