@@ -367,13 +367,16 @@ class SearchAgent(Agent):
         if len(legal) == 1:
             action = legal[0]
         else:
-            view = self.rules.view(game, seat, self._memory)
-            action = self.choose(view, legal, random.Random(decision_seed))
+            action = self.choose(self.information(game, seat), legal, random.Random(decision_seed))
         if action not in legal:
             raise RuntimeError(f"search chose {action}, not legal in {legal}")
         if self._memory is not None:
             self._memory.record(game, seat, action)
         return int(action)
+
+    def information(self, game: Any, seat: int) -> Any:
+        """What the search may know: the seat's information set (the public view and its own memory)."""
+        return self.rules.view(game, seat, self._memory)
 
     def choose(self, view: Any, legal: list[int], rng: random.Random) -> int:
         raise NotImplementedError
@@ -424,22 +427,14 @@ class OracleAgent(SearchAgent):
 
     name = "oracle"
 
-    def act(self, observation: dict[str, np.ndarray], env: Any = None) -> int:
-        if env is not None:
-            self.observe_env(env)
-        if self._env is None or self._env.game is None:
-            raise ValueError("OracleAgent needs the env: call observe_env(env) (or act(obs, env)) before act")
-        legal = np.flatnonzero(observation["action_mask"]).tolist()
-        if not legal:
-            raise ValueError("no legal action in the mask: the agent was asked to act out of turn")
-        decision_seed = int(self.rng.integers(2**63))
-        if len(legal) == 1:
-            return int(legal[0])
-        seat = int(self._env.agent_selection.rsplit("_", 1)[1])
-        world = self.rules.horizon(self._env.game.clone())
-        action, _ = world_search(self.rules, [world], seat, legal, random.Random(decision_seed), self.rollout,
-                                 self.iterations, self.ms)
-        return int(action)
+    def information(self, game: Any, seat: int) -> tuple[Any, int]:
+        """Everything: the true state (cloned, to the search's horizon) and the seat to act."""
+        return self.rules.horizon(game.clone()), seat
+
+    def choose(self, view: tuple[Any, int], legal: list[int], rng: random.Random) -> int:
+        world, seat = view
+        action, _ = world_search(self.rules, [world], seat, legal, rng, self.rollout, self.iterations, self.ms)
+        return action
 
 
 # ------------------------------------------------------- registry factories
