@@ -13,7 +13,7 @@ import yaml
 
 from cardenvs.agents.policy import PolicyAgent
 from cardenvs.train.config_files import config_from_dict
-from cardenvs.train.distill import DistillConfig, collect, fit, label_chunk
+from cardenvs.train.distill import DistillConfig, collect, fit, fit_labels, label_chunk
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDENT = str(ROOT / "agents" / "policies" / "ring_rang.npz")
@@ -74,3 +74,18 @@ def test_cli(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "cardenvs.cli", "distill", "--config", str(tmp_path / "x.yaml")],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.startswith("error:")
+
+
+def test_include_labels_aggregates_an_earlier_rounds_positions(tmp_path):
+    first = tiny(tmp_path / "one")
+    first_paths = collect(first, progress=False)
+    second = tiny(tmp_path / "two", seed=7, include_labels=[str(tmp_path / "one" / "run")])
+    paths = fit_labels(second, progress=False)
+    assert len(paths) == 4
+    fit(second, paths)
+    rows = list(csv.DictReader((tmp_path / "two" / "run" / "fit.csv").open()))
+    counts = [len(np.load(p)["label"]) for p in paths]
+    assert int(rows[0]["positions"]) == sum(counts) - counts[0]  # the first chunk of this round is held out
+    assert len(first_paths) == 2
+    with pytest.raises(ValueError, match="include_labels"):
+        tiny(tmp_path / "three", include_labels=[str(tmp_path / "nothing")])

@@ -27,7 +27,7 @@ import csv
 import sys
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +57,8 @@ class DistillConfig:
     minibatch_size: int = 512
     torch_threads: int = 1
     export_to: str = ""  # also copy the fitted policy.npz here
+    # earlier rounds' run folders whose labels join the fit (DAgger aggregates every round's positions)
+    include_labels: list[str] = field(default_factory=list)
 
     def validate(self) -> None:
         self.game = canonical_game(self.game)
@@ -72,6 +74,9 @@ class DistillConfig:
             raise ValueError(f"learning_rate: expected > 0, got {self.learning_rate!r}")
         make_agent(self.teacher, self.game, seed=0, **self.env_info())  # a bad spec fails here
         PolicyAgent(path=self.student, game=self.game)
+        for folder in self.include_labels:
+            if not sorted((Path(folder) / "labels").glob("chunk_*.npz")):
+                raise ValueError(f"include_labels: no labels in {folder}/labels")
 
     def env_info(self) -> dict[str, Any]:
         return {"num_players": self.num_players} if self.game == "rang" else {}
@@ -132,6 +137,14 @@ def collect(config: DistillConfig, progress: bool = True) -> list[Path]:
                 paths.append(path)
                 bar.update(1)
     bar.close()
+    return paths
+
+
+def fit_labels(config: DistillConfig, progress: bool = True) -> list[Path]:
+    """This round's chunks (collected if missing), then those of ``include_labels`` (earlier rounds)."""
+    paths = collect(config, progress)
+    for folder in config.include_labels:
+        paths += sorted((Path(folder) / "labels").glob("chunk_[0-9]*.npz"))
     return paths
 
 
@@ -228,8 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    paths = collect(config, args.progress)
-    policy = fit(config, paths)
+    policy = fit(config, fit_labels(config, args.progress))
     print(f"wrote {policy} ({Path(config.run_dir) / 'fit.csv'})")
     return 0
 
