@@ -135,7 +135,8 @@ def test_supporter_plays_second_hand_low_but_stops_a_lift():
 
 
 # ------------------------------------------------------------------ legality and seeds
-def play_ring_rang(env, agents, seed: int) -> list[int]:
+def play(env, agents, seed: int) -> list[int]:
+    """One episode of either game; every action asserted legal; the actions."""
     env.reset(seed=seed)
     actions = []
     for name in env.agent_iter():
@@ -143,7 +144,7 @@ def play_ring_rang(env, agents, seed: int) -> list[int]:
         if term or trunc:
             env.step(None)
             continue
-        action = agents[int(name[-1])].act(obs)
+        action = agents[int(name.rsplit("_", 1)[1])].act(obs)
         assert obs["action_mask"][action] == 1
         actions.append(action)
         env.step(action)
@@ -158,20 +159,20 @@ def test_ring_rang_whole_games_legal(name):
     env = ring_rang_v0.env(episode="game")
     for game, other in enumerate(others):
         agents = [make_agent(name if s % 2 == game % 2 else other, "ring_rang", seed=10 * game + s) for s in range(4)]
-        actions = play_ring_rang(env, agents, seed=100 + game)
+        actions = play(env, agents, seed=100 + game)
         assert len(actions) > 13 * 4 * 5
         assert all(getattr(a, "fallbacks", 0) == 0 for a in agents)
     env = ring_rang_v0.env(episode="round", signals=True, declarations=True)
     for round_ in range(10):
         agents = [make_agent(name, "ring_rang", seed=s) if s % 2 else RandomAgent(seed=s) for s in range(4)]
-        play_ring_rang(env, agents, seed=round_)
+        play(env, agents, seed=round_)
         assert agents[1].fallbacks == agents[3].fallbacks == 0
 
 
 @pytest.mark.parametrize("name", RING_RANG_NAMES)
 def test_ring_rang_same_seed_same_play(name):
     env = ring_rang_v0.env(episode="round")
-    runs = [play_ring_rang(env, [make_agent(name, "ring_rang", seed=s) for s in range(4)], seed=5) for _ in range(2)]
+    runs = [play(env, [make_agent(name, "ring_rang", seed=s) for s in range(4)], seed=5) for _ in range(2)]
     assert runs[0] == runs[1]
 
 
@@ -271,21 +272,6 @@ def test_racer_keeps_the_joker_combo_to_go_out_next_turn():
 
 
 # ------------------------------------------------------------------ legality and seeds
-def play_rang(env, agents, seed: int) -> list[int]:
-    env.reset(seed=seed)
-    actions = []
-    for name in env.agent_iter():
-        obs, _, term, trunc, _ = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
-        action = agents[int(name.rsplit("_", 1)[1])].act(obs)
-        assert obs["action_mask"][action] == 1
-        actions.append(action)
-        env.step(action)
-    return actions
-
-
 @pytest.mark.parametrize("num_players", [2, 4, 7])
 @pytest.mark.parametrize("name", RANG_NAMES)
 def test_rang_whole_matches_legal(name, num_players):
@@ -299,7 +285,7 @@ def test_rang_whole_matches_legal(name, num_players):
         ]
         agents = [make_agent(spec, "rang", seed=100 * match + seat, num_players=num_players)
                   for seat, spec in enumerate(specs)]  # fmt: skip
-        decisions += len(play_rang(env, agents, seed=match))
+        decisions += len(play(env, agents, seed=match))
         assert all(getattr(a, "fallbacks", 0) == 0 for a in agents)
     assert decisions > 8 * num_players * 5
 
@@ -308,6 +294,6 @@ def test_rang_whole_matches_legal(name, num_players):
 def test_rang_same_seed_same_play(name):
     env = rang_v0.env(num_players=4, episode="match")
     runs = [
-        play_rang(env, [make_agent(name, "rang", seed=s, num_players=4) for s in range(4)], seed=9) for _ in range(2)
+        play(env, [make_agent(name, "rang", seed=s, num_players=4) for s in range(4)], seed=9) for _ in range(2)
     ]
     assert runs[0] == runs[1]

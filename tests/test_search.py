@@ -131,7 +131,7 @@ def test_rang_no_peeking(spec, seed, steps):
 
 
 @pytest.mark.parametrize("game", ["ring_rang", "rang"])
-@pytest.mark.parametrize("spec", SPECS)
+@pytest.mark.parametrize("spec", [*SPECS, "oracle:iterations=30"])  # the oracle reads the true state: same promise
 def test_search_leaves_the_live_game_unchanged_and_is_reproducible(game, spec):
     extra = {"num_players": 4} if game == "rang" else {}
     for seed in range(3):
@@ -201,22 +201,6 @@ def test_bench_search_takes_specs_with_parameters(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split()[:3] == ["game", "agent", "iterations"]
     assert [line.split()[:3] for line in lines[1:]] == [["rang", "pimc:worlds=2", "4"], ["rang", "ismcts", "4"]]
-
-
-@pytest.mark.parametrize("game", ["ring_rang", "rang"])
-def test_oracle_plays_legally_and_leaves_the_live_game_unchanged(game):
-    extra = {"num_players": 4} if game == "rang" else {}
-    for seed in range(3):
-        env = ring_rang_env(seed, 5 + 9 * seed) if game == "ring_rang" else rang_env(seed, 4 + 9 * seed)
-        if not env.agents:
-            continue
-        before = json.dumps(env.unwrapped.snapshot(), sort_keys=True)
-        obs = env.last()[0]
-        oracle = make_agent("oracle:iterations=30", game, seed=seed, **extra)
-        action = oracle.act(obs, env)
-        assert obs["action_mask"][action]
-        assert make_agent("oracle:iterations=30", game, seed=seed, **extra).act(obs, env) == action
-        assert json.dumps(env.unwrapped.snapshot(), sort_keys=True) == before
 
 
 def test_oracle_sees_the_hidden_cards():

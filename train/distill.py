@@ -37,6 +37,7 @@ from cardenvs.agents.policy import PolicyAgent, load_policy, save_policy
 from cardenvs.agents.registry import GAMES, canonical_game, make_agent
 
 from .config_files import config_from_dict, read_yaml_mapping
+from .evaluate import EvalConfig, deal_options, make_env, progress_bar
 
 
 @dataclass
@@ -85,8 +86,6 @@ class DistillConfig:
 # ------------------------------------------------------------ positions and labels
 def label_chunk(args: tuple[DistillConfig, int]) -> Path:
     """Play the deals of chunk ``index`` with the student, label every decision with the teacher, save them."""
-    from .evaluate import EvalConfig, deal_options, make_env
-
     config, index = args
     out = Path(config.run_dir) / "labels" / f"chunk_{index:05d}.npz"
     if out.exists():
@@ -125,7 +124,7 @@ def collect(config: DistillConfig, progress: bool = True) -> list[Path]:
     """Every chunk of the run (those already saved are kept), with a progress bar."""
     (Path(config.run_dir) / "labels").mkdir(parents=True, exist_ok=True)
     jobs = [(config, i) for i in range(-(-config.deals // config.chunk))]
-    bar = _bar(len(jobs), progress)
+    bar = progress_bar(len(jobs), progress, "label chunks", unit="chunk")
     paths = []
     if config.workers == 1:
         for job in jobs:
@@ -146,23 +145,6 @@ def fit_labels(config: DistillConfig, progress: bool = True) -> list[Path]:
     for folder in config.include_labels:
         paths += sorted((Path(folder) / "labels").glob("chunk_[0-9]*.npz"))
     return paths
-
-
-def _bar(total: int, enabled: bool):
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        enabled = False
-    if not enabled:
-        class _NoBar:
-            def update(self, n: int) -> None:
-                pass
-
-            def close(self) -> None:
-                pass
-
-        return _NoBar()
-    return tqdm(total=total, desc="label chunks", unit="chunk", file=sys.stderr)
 
 
 def load_labels(paths: list[Path]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -256,7 +256,7 @@ def run_records(config: EvalConfig) -> list[Record]:
     workers, _ = worker_count(config)
     chunk = max(1, min(50, config.deals // (workers * 4) or 1))
     jobs = [(config, list(range(i, min(i + chunk, config.deals)))) for i in range(0, config.deals, chunk)]
-    bar = _progress(config.deals, config.progress, f"eval {config.game}")
+    bar = progress_bar(config.deals, config.progress, f"eval {config.game}")
     records: list[Record] = []
     if workers == 1:
         for job in jobs:
@@ -279,14 +279,15 @@ class _NoBar:
         pass
 
 
-def _progress(total: int, enabled: bool, desc: str):
+def progress_bar(total: int, enabled: bool, desc: str, unit: str = "deal"):
+    """A tqdm bar on stderr, or one that does nothing (disabled, or tqdm not installed)."""
     if not enabled:
         return _NoBar()
     try:
         from tqdm import tqdm
     except ImportError:
         return _NoBar()
-    return tqdm(total=total, desc=desc, unit="deal", file=sys.stderr)
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr)
 
 
 # ----------------------------------------------------------------- summary
@@ -470,7 +471,7 @@ def plot_win_rates(result: dict[str, Any], path: Path, title: str | None = None,
     cfg = result["config"]
     if par is not None:
         ax.axhline(par, color="#999999", linestyle="--", linewidth=1)
-    ax.set_title(f"{cfg['game']}: {title or ''} {result['episodes']} episodes".replace("  ", " "))
+    ax.set_title(" ".join(part for part in (f"{cfg['game']}:", title, f"{result['episodes']} episodes") if part))
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -510,11 +511,10 @@ def run_gauntlet(config: EvalConfig) -> dict[str, Any]:
     candidate = config.agents[0]
     rows = []
     for opponent in gauntlet_agents(config.game):
-        label = opponent if opponent != candidate else f"{opponent}#1"
         single = replace(config, agents=[candidate, opponent], gauntlet=False, out=None)
         table = {row["agent"]: row for row in summarize(single, run_records(single))["table"]}
-        mine = table[candidate if candidate != opponent else f"{candidate}#0"]
-        theirs = table[opponent if candidate != opponent else f"{opponent}#1"]
+        mine_label, label = agent_labels(single.agents)  # "#0"/"#1" added when the candidate is that agent
+        mine, theirs = table[mine_label], table[label]
         rows.append({"opponent": label, "episodes": mine["episodes"], "win_rate": mine["win_rate"],
                      "win_rate_ci95": mine["win_rate_ci95"], "mean_points": mine["mean_points"],
                      "opponent_mean_points": theirs["mean_points"]})
