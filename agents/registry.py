@@ -12,54 +12,17 @@ import typing
 from importlib import import_module
 from typing import Any
 
+from cardenvs.games import GAME_NAMES, canonical_game  # noqa: F401 (re-exported for callers)
+from cardenvs.games import GAMES as GAME_TABLE
+
 from .base import Agent
 
-GAMES = ("ring_rang", "rang")
-# Every spelling a user may type for a game -> its one name. ``play`` documents ``ring-rang``, the configs
-# and the registry use ``ring_rang``, the env modules end in ``_v0``: all are accepted, ``ring_rang`` printed.
-GAME_ALIASES = {"ring_rang": "ring_rang", "ring-rang": "ring_rang", "ringrang": "ring_rang",
-                "ring_rang_v0": "ring_rang", "rang": "rang", "rang_v0": "rang"}
+GAMES = GAME_NAMES
 
-
-def canonical_game(name: object) -> str:
-    """``"ring-rang"``, ``"RING_RANG"``, ``"ring_rang_v0"`` -> ``"ring_rang"``; a ValueError listing the names."""
-    key = name.strip().lower().replace(" ", "-") if isinstance(name, str) else None
-    if key not in GAME_ALIASES:
-        raise ValueError(f"unknown game {name!r}; expected ring_rang (or ring-rang) or rang")
-    return GAME_ALIASES[key]
-
-# game -> agent name -> "module:factory". A factory is called as factory(seed=..., **params, **env_info)
-# where env_info holds the env's settings (e.g. num_players for Rang).
-AGENTS: dict[str, dict[str, str]] = {
-    "ring_rang": {
-        "random": "cardenvs.agents.base:RandomAgent",
-        "rules_basic": "cardenvs.agents.ring_rang_rules:make_basic",
-        "rules_strong": "cardenvs.agents.ring_rang_rules:make_strong",
-        "gauntlet_hoarder": "cardenvs.agents.gauntlet_ring_rang:make_hoarder",
-        "gauntlet_lifter": "cardenvs.agents.gauntlet_ring_rang:make_lifter",
-        "gauntlet_reader": "cardenvs.agents.gauntlet_ring_rang:make_reader",
-        "gauntlet_supporter": "cardenvs.agents.gauntlet_ring_rang:make_supporter",
-        "policy": "cardenvs.agents.policy:make_policy_ring_rang",
-        "trained": "cardenvs.agents.policy:make_trained_ring_rang",
-        "pimc": "cardenvs.agents.search:make_pimc_ring_rang",
-        "ismcts": "cardenvs.agents.search:make_ismcts_ring_rang",
-        "oracle": "cardenvs.agents.search:make_oracle_ring_rang",  # sees every hand: measurement only
-    },
-    "rang": {
-        "random": "cardenvs.agents.base:RandomAgent",
-        "policy": "cardenvs.agents.policy:make_policy_rang",
-        "trained": "cardenvs.agents.policy:make_trained_rang",
-        "pimc": "cardenvs.agents.search:make_pimc_rang",
-        "ismcts": "cardenvs.agents.search:make_ismcts_rang",
-        "oracle": "cardenvs.agents.search:make_oracle_rang",  # sees every hand: measurement only
-        "rules_basic": "cardenvs.agents.rang_rules:make_basic",
-        "rules_strong": "cardenvs.agents.rang_rules:make_strong",
-        "gauntlet_dumper": "cardenvs.agents.gauntlet_rang:make_dumper",
-        "gauntlet_escaper": "cardenvs.agents.gauntlet_rang:make_escaper",
-        "gauntlet_blocker": "cardenvs.agents.gauntlet_rang:make_blocker",
-        "gauntlet_racer": "cardenvs.agents.gauntlet_rang:make_racer",
-    },
-}
+# game -> agent name -> "module:factory" (the per-game table, cardenvs.games, holds them). A factory is
+# called as factory(seed=..., **params, **env_info) where env_info holds the env's settings (e.g.
+# num_players for Rang).
+AGENTS: dict[str, dict[str, str]] = {name: spec.agents for name, spec in GAME_TABLE.items()}
 
 
 def _parse_value(text: str) -> Any:

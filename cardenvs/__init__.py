@@ -9,15 +9,15 @@ gymnasium single-agent envs ``gymnasium.make("cardenvs/RingRang-v0")`` and ``"ca
 from importlib import import_module
 from types import ModuleType
 
+from .games import GAMES
+
 __version__ = "0.1.0"
 __all__ = ["ring_rang_v0", "rang_v0"]
 
-_ENV_MODULES = {"ring_rang_v0": "cardenvs.ring_rang_v0", "rang_v0": "cardenvs.rang_v0"}
-# gymnasium id -> entry point (cardenvs.gym_envs sits above the agents: only gymnasium.make imports it)
-GYM_ENV_IDS = {
-    "cardenvs/RingRang-v0": "cardenvs.gym_envs:make_ring_rang",
-    "cardenvs/Rang-v0": "cardenvs.gym_envs:make_rang",
-}
+# env module name -> module, and gymnasium id -> entry point, from the per-game table (cardenvs.games);
+# cardenvs.gym_envs sits above the agents: only gymnasium.make imports it
+_ENV_MODULES = {spec.env_module.rpartition(".")[2]: spec.env_module for spec in GAMES.values()}
+GYM_ENV_IDS = {spec.gym_id: f"cardenvs.gym_envs:make_{spec.name}" for spec in GAMES.values()}
 
 
 def __getattr__(name: str) -> ModuleType:

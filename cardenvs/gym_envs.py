@@ -38,6 +38,7 @@ import numpy as np
 from cardenvs import GYM_ENV_IDS as ENV_IDS  # noqa: F401  (the ids this module serves)
 from cardenvs.agents.base import Agent
 from cardenvs.agents.registry import check_spec
+from cardenvs.games import game_spec
 from cardenvs.train.wrappers import OpponentPool, SelfPlayEnv
 
 Opponent = str | Agent
@@ -61,7 +62,7 @@ class CardGymEnv(SelfPlayEnv):
     ):
         if illegal_action not in ("raise", "terminate"):
             raise ValueError(f"illegal_action: expected 'raise' or 'terminate', got {illegal_action!r}")
-        players = 4 if game == "ring_rang" else num_players
+        players = game_spec(game).players_or_fixed(num_players)
         pool, self.fixed_opponents = _parse_opponents(opponents, game, players)
         super().__init__(
             game, pool, episode=episode, num_players=num_players, learner_seat=learner_seat, env_kwargs=env_kwargs
@@ -99,7 +100,8 @@ def _parse_opponents(
     opponents: OpponentsArg, game: str, num_players: int
 ) -> tuple[OpponentPool, list[Opponent] | None]:
     """The pool (drawn opponents) and the per-seat list (fixed opponents, or None) that ``opponents`` names."""
-    seats = num_players - 2 if game == "ring_rang" else num_players - 1
+    spec = game_spec(game)
+    seats = num_players - len(spec.seats_of_side(0, num_players))  # the seats of the other side(s)
     if isinstance(opponents, OpponentPool):
         if opponents.game != game:
             raise ValueError(f"opponents: the pool is for {opponents.game!r}, not {game!r}")
@@ -110,9 +112,9 @@ def _parse_opponents(
         entries: list[Opponent] = [opponents]
     elif isinstance(opponents, Sequence):
         entries = list(opponents)
-        allowed = (1, seats) if game == "ring_rang" else (seats,)
+        allowed = (1, seats) if spec.partnerships else (seats,)
         if len(entries) not in allowed:
-            what = "1 (the opposing team) or 2 (one per opposing seat)" if game == "ring_rang" else str(seats)
+            what = f"1 (the opposing team) or {seats} (one per opposing seat)" if spec.partnerships else str(seats)
             raise ValueError(
                 f"opponents: expected {what} entries for {game} with {num_players} players, got {len(entries)};"
                 " give a {spec: weight} dict to draw opponents per episode"

@@ -22,30 +22,27 @@ import argparse
 import json
 import sys
 from collections.abc import Iterator, Sequence
-from importlib import import_module
 from pathlib import Path
 from typing import Any
 
+from cardenvs.games import GAMES, canonical_game
+
 FORMAT = "cardenvs-replay"
 VERSION = 1
-ENV_MODULES = {"ring_rang": "cardenvs.ring_rang_v0", "rang": "cardenvs.rang_v0"}
-ENV_ALIASES = {"ring-rang": "ring_rang", "ring_rang_v0": "ring_rang", "rang_v0": "rang"}
 _KNOWN_FIELDS = {"format", "version", "env", "env_kwargs", "seed", "options", "actions", "agents"}
 
 
 def env_name(name: str) -> str:
     """``"ring-rang"`` / ``"ring_rang_v0"`` -> ``"ring_rang"``; ValueError for an unknown game."""
-    from cardenvs.agents.registry import canonical_game
-
     try:
         return canonical_game(name)
     except ValueError:
-        raise ValueError(f"env must be one of {sorted(ENV_MODULES)} (or ring-rang), got {name!r}") from None
+        raise ValueError(f"env must be one of {sorted(GAMES)} (or ring-rang), got {name!r}") from None
 
 
 def make_env(name: str, env_kwargs: dict[str, Any] | None = None) -> Any:
     """A wrapped env by game name (``render_mode`` may be among the kwargs)."""
-    return import_module(ENV_MODULES[env_name(name)]).env(**(env_kwargs or {}))
+    return GAMES[env_name(name)].env_module_object().env(**(env_kwargs or {}))
 
 
 def record(
@@ -86,8 +83,8 @@ def validate(data: Any) -> None:
     for field in ("env", "env_kwargs", "seed", "options", "actions"):
         if field not in data:
             raise ValueError(f"field {field!r} is missing")
-    if data["env"] not in ENV_MODULES:
-        raise ValueError(f"field 'env' must be one of {sorted(ENV_MODULES)}, got {data['env']!r}")
+    if data["env"] not in GAMES:
+        raise ValueError(f"field 'env' must be one of {sorted(GAMES)}, got {data['env']!r}")
     if not isinstance(data["env_kwargs"], dict):
         raise ValueError(f"field 'env_kwargs' must be an object, got {type(data['env_kwargs']).__name__}")
     if "render_mode" in data["env_kwargs"]:

@@ -25,14 +25,13 @@ from collections import defaultdict
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
-from importlib import import_module
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from cardenvs.agents.registry import canonical_game, check_agent, check_spec, gauntlet_agents, make_agent
-from cardenvs.cards import CODES
+from cardenvs.agents.registry import check_agent, check_spec, gauntlet_agents, make_agent
+from cardenvs.games import canonical_game, game_spec
 
 from .config_files import config_from_dict, read_yaml_mapping
 from .stats import Rating, mean_interval, wilson_interval
@@ -78,11 +77,7 @@ class EvalConfig:
                 raise ValueError(f"{name}: expected an int >= {low}, got {value!r}")
         if self.unit not in ("deal", "game"):
             raise ValueError(f"unit: expected 'deal' or 'game', got {self.unit!r}")
-        if self.game == "rang" and not 2 <= self.num_players <= 10:
-            raise ValueError(f"num_players: Rang takes 2..10 players, got {self.num_players}")
-        if self.game == "ring_rang" and self.num_players != 4:
-            raise ValueError(f"num_players: RING RANG is always 4 players, got {self.num_players}; "
-                             "--num-players is for Rang")
+        game_spec(self.game).check_players(self.num_players)
         if self.gauntlet and len(self.agents) != 1:
             raise ValueError(f"gauntlet: expected one candidate agent (the gauntlet are its opponents), "
                              f"got {self.agents!r}")
@@ -93,7 +88,7 @@ class EvalConfig:
                 make_env(self)
             except (TypeError, ValueError) as error:
                 raise ValueError(f"env_kwargs {self.env_kwargs!r}: {error}") from None
-            info = {"num_players": self.num_players} if self.game == "rang" else {}
+            info = game_spec(self.game).env_info(self.num_players)
             for spec in dict.fromkeys(spec_of(a) for a in self.agents):
                 check_agent(spec, self.game, **info)
 
@@ -125,11 +120,11 @@ def spec_of(label: str) -> str:
 def arrangements(config: EvalConfig) -> list[list[str]]:
     """The seat arrangements (agent labels per seat) every deal is played in."""
     agents = agent_labels(config.agents)
-    if config.game == "ring_rang":
+    if game_spec(config.game).partnerships:
         pairs = [(agents[0], agents[0])] if len(agents) == 1 else list(itertools.combinations(agents, 2))
         # Duplicate form: each pairing plays each deal twice, the teams swapping seats.
         return [seat for a, b in pairs for seat in ([a, b, a, b], [b, a, b, a])]
-    # Rang: the line-up fills the seats cyclically and is rotated over them. When the seats
+    # Every seat for itself (Rang): the line-up fills the seats cyclically and is rotated over them. When the seats
     # do not divide evenly among the agents, every agent also takes the first place of the
     # cycle in turn, so that over all arrangements each agent fills the same number of seats.
     # With more agents than seats, every group of num_players agents plays, each rotated:
@@ -149,32 +144,14 @@ def arrangements(config: EvalConfig) -> list[list[str]]:
 
 def deal_options(config: EvalConfig, deal: int) -> dict[str, Any]:
     """The reset options of a deal: a pure function of (seed, deal index)."""
-    rng = np.random.default_rng([config.seed, deal])
-    if config.game == "ring_rang":
-        count = 40 if config.unit == "game" else 1  # a game lasts at most 39 rounds (20 points, 1 a round, 2 teams)
-        decks = [[CODES[c] for c in rng.permutation(52)] for _ in range(count)]
-        return {"decks": decks, "chooser": int(rng.integers(4))}
-    big = config.num_players >= 5
-    dealer = int(rng.integers(config.num_players))
-    if config.unit == "deal":
-        return {"deck": [CODES[c] for c in rng.permutation(_rang_deck(108 if big else 54))], "dealer": dealer}
-    decks = [[CODES[c] for c in rng.permutation(_rang_deck(s))] for s in (108, 54) for _ in range(30)]
-    return {"decks": decks, "dealer": dealer}
-
-
-def _rang_deck(size: int) -> np.ndarray:
-    return np.array(list(range(52)) * (size // 54) + [52] * (size // 27), dtype=np.int64)
+    return game_spec(config.game).random_options(np.random.default_rng([config.seed, deal]), config.unit,
+                                                 config.num_players)
 
 
 def make_env(config: EvalConfig):
-    if config.game == "ring_rang":
-        module = import_module("cardenvs.ring_rang_v0")
-        kwargs = {"episode": "round" if config.unit == "deal" else "game"}
-    else:
-        module = import_module("cardenvs.rang_v0")
-        kwargs = {"episode": "deal" if config.unit == "deal" else "match", "num_players": config.num_players}
-    kwargs.update(config.env_kwargs)
-    return module.env(**kwargs)
+    spec = game_spec(config.game)
+    kwargs = {"episode": spec.episodes[config.unit], **config.env_kwargs}  # env_kwargs win
+    return spec.make_env(num_players=config.num_players, **kwargs)
 
 
 def play_episode(env, agents: Sequence, options: dict[str, Any], seed: int) -> tuple[list[float], bool, int]:
@@ -201,9 +178,10 @@ def play_episode(env, agents: Sequence, options: dict[str, Any], seed: int) -> t
 
 def _outcome(config: EvalConfig, rewards: list[float], truncated: bool) -> tuple[list[float], list[int]]:
     """(points per seat, winning seats) from the rewards of the contract."""
-    if config.game == "ring_rang":
+    spec = game_spec(config.game)
+    if spec.partnerships:
         # round: +-round points; game: +-1. Team 0 = seats 0 and 2.
-        winners = [] if truncated or rewards[0] == 0 else ([0, 2] if rewards[0] > 0 else [1, 3])
+        winners = [] if truncated or rewards[0] == 0 else list(spec.seats_of_side(0 if rewards[0] > 0 else 1, 4))
         return rewards, winners
     if config.unit == "deal":
         points = [round(-100 * r) for r in rewards]
@@ -217,7 +195,7 @@ def _play_chunk(args: tuple[EvalConfig, list[int]]) -> list[Record]:
     config, deals = args
     env = make_env(config)
     layouts = arrangements(config)
-    extra = {"num_players": config.num_players} if config.game == "rang" else {}
+    extra = game_spec(config.game).env_info(config.num_players)
     cache: dict[tuple[str, int], Any] = {}
     records = []
     for deal in deals:
@@ -311,7 +289,7 @@ def summarize(config: EvalConfig, records: list[Record]) -> dict[str, Any]:
         if len(names) > 1 and not rec.truncated:
             teams = [[n] for n in names]
             won = [any(rec.seats[s] == n for s in rec.winner_seats) for n in names]
-            if config.game == "rang":  # rank the others by points (fewer is better)
+            if not game_spec(config.game).partnerships:  # rank the others by points (fewer is better)
                 order = sorted(points[n][-1] for n in names)
                 ranks = [0 if w else 1 + order.index(points[n][-1]) for n, w in zip(names, won, strict=True)]
             else:
@@ -354,7 +332,7 @@ def rating_meaning(game: str, kind: str) -> str:
     """What the rating is fitted on, printed under its table: why it may order agents unlike the win rate."""
     order = ("each episode's order: the winner first, then the other agents by points (fewer is better), "
              "so points lost when not going out count, while the win rate counts only going out"
-             if game == "rang" else "each episode's result: which agent's team won")
+             if not game_spec(game).partnerships else "each episode's result: which agent's team won")
     how = ("updated once per episode in the order played (not a fit over all of them at once): a result counts "
            "more early than late and by whom it was against, so it can rank agents unlike the win rate; "
            "with every pair on the same deals the win rate is the fairer ranking")
@@ -392,7 +370,7 @@ def display_labels(names: Sequence[str]) -> dict[str, str]:
 
 
 def _points_meaning(game: str) -> str:
-    return ("signed round points of the agent's team" if game == "ring_rang"
+    return ("signed round points of the agent's team" if game_spec(game).partnerships
             else "points scored by the agent's seats (lower is better)")
 
 

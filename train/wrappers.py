@@ -26,8 +26,9 @@ import numpy as np
 
 from cardenvs.agents.base import Agent
 from cardenvs.agents.registry import GAMES, check_spec, make_agent
+from cardenvs.games import game_spec
 
-DEFAULT_EPISODE = {"ring_rang": "round", "rang": "deal"}
+DEFAULT_EPISODE = {name: game_spec(name).train_episode for name in GAMES}  # TODO(after B merge): drop
 MAX_DEALS_TO_FIRST_DECISION = 100  # reset() deals again while a deal ends before the learner decides
 
 
@@ -35,19 +36,12 @@ def make_aec_env(game: str, episode: str | None = None, num_players: int = 4, **
     """The AEC env of ``game`` with the training defaults (RING RANG rounds, Rang deals)."""
     if game not in GAMES:
         raise ValueError(f"game: expected one of {GAMES}, got {game!r}")
-    episode = episode or DEFAULT_EPISODE[game]
-    if game == "ring_rang":
-        from cardenvs import ring_rang_v0
-
-        return ring_rang_v0.env(episode=episode, **env_kwargs)
-    from cardenvs import rang_v0
-
-    return rang_v0.env(num_players=num_players, episode=episode, **env_kwargs)
+    return game_spec(game).make_env(episode, num_players, **env_kwargs)
 
 
 def env_info(game: str, num_players: int) -> dict[str, Any]:
     """The keyword arguments a registry factory gets from the env (``num_players`` for Rang)."""
-    return {"num_players": num_players} if game == "rang" else {}
+    return game_spec(game).env_info(num_players)
 
 
 @dataclass
@@ -142,7 +136,8 @@ class SelfPlayEnv(gym.Env):
     ):
         self.game = game
         self.pool = pool
-        self.num_players = 4 if game == "ring_rang" else num_players
+        self.game_info = game_spec(game)
+        self.num_players = self.game_info.players_or_fixed(num_players)
         self.aec = make_aec_env(game, episode, self.num_players, **(env_kwargs or {}))
         self.fixed_seat = None if learner_seat is None else self._check_seat(learner_seat)
         first = self.aec.possible_agents[0]
@@ -165,7 +160,7 @@ class SelfPlayEnv(gym.Env):
         seat = self.fixed_seat if self.fixed_seat is not None else int(self.rng.integers(self.num_players))
         if "learner_seat" in options:
             seat = self._check_seat(options.pop("learner_seat"), "option learner_seat")
-        self._seats_of_learner = (seat, (seat + 2) % 4) if self.game == "ring_rang" else (seat,)
+        self._seats_of_learner = self.game_info.seats_of_side(seat, self.num_players)
         self._opponents = self._draw_opponents()
         self.opponent_names = sorted({a.name for a in self._opponents.values()})
         # A Rang deal can end before the learner decides (5+ players: four Jokers go out at once; a short
@@ -215,7 +210,7 @@ class SelfPlayEnv(gym.Env):
         """One pool draw per opposing team (RING RANG) or per other seat (Rang)."""
         opponents: dict[int, Agent] = {}
         others = [s for s in range(self.num_players) if s not in self._seats_of_learner]
-        if self.game == "ring_rang":
+        if self.game_info.partnerships:  # one draw for the whole opposing team
             entry = self.pool.draw(self.rng)
             choices = {s: entry for s in others}
         else:
