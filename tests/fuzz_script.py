@@ -16,3 +16,11 @@ def _load_fuzz_module():
 
 
 fuzz = _load_fuzz_module()
+
+
+def random_play_totals(env, seed: int) -> dict[str, float]:
+    """Random legal play of a reset env to its end (the fuzzer's recorder); each agent's total reward."""
+    totals = dict.fromkeys(env.possible_agents, 0.0)
+    for agent, _action, reward, *_ in fuzz.record_random_play(env, seed)[1]:
+        totals[agent] += reward
+    return totals

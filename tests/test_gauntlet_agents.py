@@ -38,20 +38,8 @@ CLUBS, DIAMONDS, HEARTS, SPADES = range(4)
 # ================================================================== RING RANG
 # cards, fill_hands and position (an env dealt those hands, after scripted actions) are shared with
 # the baselines' scenario tests.
-from test_agents_ring_rang import fill_hands  # noqa: E402
+from test_agents_ring_rang import card_played, fill_hands  # noqa: E402
 from test_agents_ring_rang import position as ring_position  # noqa: E402
-
-
-def card_played(agent_class, env) -> int:
-    """The card the agent plays here; its knocks before the card are stepped."""
-    agent = agent_class(seed=0)
-    while True:
-        obs = env.last()[0]
-        action = agent.act(obs)
-        assert obs["action_mask"][action] == 1
-        if action != ACTION_KNOCK:
-            return action
-        env.step(action)
 
 
 def test_hoarder_does_not_trump_in_on_trick_two():

@@ -8,11 +8,14 @@ import random
 
 import numpy as np
 import pytest
+from fuzz_script import fuzz
 from pettingzoo.test import api_test, seed_test
 
 from cardenvs import rang_v0
 from cardenvs.base import IllegalActionError
 from cardenvs.rang.engine import DECK_54, DECK_108, arrange_deck
+
+record_random_play = fuzz.record_random_play
 
 
 def run_random(env, seed=0, policy_seed=0, options=None, max_steps=100_000, between=None):
@@ -250,26 +253,8 @@ def test_snapshot_round_trip_and_continuation(episode):
 
 
 def _continue(env, policy_seed=3):
-    rng = random.Random(policy_seed)
-    out = []
-    for agent in env.agent_iter():
-        obs, reward, term, trunc, _ = env.last()
-        action = None
-        if not (term or trunc):
-            legal = np.flatnonzero(obs["action_mask"])
-            action = int(legal[rng.randrange(len(legal))])
-        out.append((agent, action, reward, obs["observation"].tobytes()))
-        env.step(action)
-    return out
-
-
-def test_restore_rejects_garbage():
-    env = rang_v0.env()
-    env.reset(seed=0)
-    with pytest.raises(ValueError):
-        env.unwrapped.restore({"env": "rang_v0", "game": {}})
-    with pytest.raises(ValueError):
-        env.unwrapped.restore({"env": "ring_rang_v0"})
+    """Random legal play to the end, from wherever the env is: its trace (the fuzzer's recorder)."""
+    return record_random_play(env, policy_seed)[1]
 
 
 def test_pickle_round_trip():

@@ -6,6 +6,7 @@ import random
 from collections import Counter
 
 import numpy as np
+from fuzz_script import random_play_totals
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -134,16 +135,7 @@ def test_thousands_of_matches_end_with_one_winner():
 def test_env_rewards_as_specified(num_players, seed, episode):
     env = rang_v0.env(num_players=num_players, episode=episode)
     env.reset(seed=seed)
-    rng = random.Random(seed)
-    totals = dict.fromkeys(env.possible_agents, 0.0)
-    for agent in env.agent_iter():
-        obs, reward, term, trunc, _ = env.last()
-        totals[agent] += reward
-        if term or trunc:
-            env.step(None)
-            continue
-        legal = np.flatnonzero(obs["action_mask"])
-        env.step(int(legal[rng.randrange(len(legal))]))
+    totals = random_play_totals(env, seed)
     game = env.unwrapped.game
     if game.truncated:
         assert all(v == 0 for v in totals.values())

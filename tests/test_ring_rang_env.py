@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, seed_test
 
-from cardenvs import ring_rang_v0
+from cardenvs import rang_v0, ring_rang_v0
 from cardenvs.base import IllegalActionError
 from cardenvs.cards import CODES
 from cardenvs.ring_rang.engine import bits_to_cards
@@ -333,13 +333,14 @@ def test_snapshot_holds_history_and_game_state():
     assert all({"leader", "cards", "winner", "lifted"} <= set(t) for t in game["history"])
 
 
-def test_restore_rejects_garbage():
-    env = ring_rang_v0.env()
+@pytest.mark.parametrize(("module", "other"), [(ring_rang_v0, "rang_v0"), (rang_v0, "ring_rang_v0")])
+def test_restore_rejects_garbage(module, other):
+    env = module.env()
     env.reset(seed=1)
     with pytest.raises(ValueError):
-        env.unwrapped.restore({"env": "ring_rang_v0", "game": {}})
+        env.unwrapped.restore({"env": module.raw_env.metadata["name"], "game": {}})
     with pytest.raises(ValueError):
-        env.unwrapped.restore({"env": "rang_v0"})
+        env.unwrapped.restore({"env": other})
 
 
 def test_pickle_mid_game():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import numpy as np
+from fuzz_script import random_play_totals
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -73,16 +74,7 @@ def test_random_rounds_keep_the_invariants(seed, knocking, variants):
 def test_random_games_through_env_are_zero_sum(seed, stop):
     env = ring_rang_v0.env(stop_when_decided=stop)
     env.reset(seed=seed)
-    pick = random.Random(seed)
-    totals = dict.fromkeys(env.possible_agents, 0.0)
-    for agent in env.agent_iter():
-        obs, reward, term, trunc, _ = env.last()
-        totals[agent] += reward
-        if term or trunc:
-            env.step(None)
-            continue
-        legal = np.flatnonzero(obs["action_mask"])
-        env.step(int(legal[int(pick.random() * len(legal))]))
+    totals = random_play_totals(env, seed)
     game = env.unwrapped.game
     assert sum(totals.values()) == 0
     assert totals["player_0"] == totals["player_2"] == -totals["player_1"] == -totals["player_3"]

@@ -38,12 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 GAMES = ["ring_rang", "rang"]
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def tiny(game: str, run_dir: Path, **overrides) -> VectorPPOConfig:

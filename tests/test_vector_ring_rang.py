@@ -20,13 +20,7 @@ from cardenvs.vector.ring_rang import RingRangVectorEnv  # noqa: E402
 MAX_ROUNDS = 39  # a game to 20 points ends within 19 + 19 + 1 rounds
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """Small batches run faster on one thread (and the test machine is shared)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def random_decks(generator: torch.Generator, batch: int, rounds: int) -> torch.Tensor:
