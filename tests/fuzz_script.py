@@ -1,4 +1,4 @@
-"""scripts/fuzz.py loaded by path, so the suite and the long runs share one fuzzer."""
+"""scripts/fuzz.py loaded by path (one fuzzer for the suite and the long runs), and episode loops the tests share."""
 
 import importlib.util
 import sys
@@ -24,3 +24,19 @@ def random_play_totals(env, seed: int) -> dict[str, float]:
     for agent, _action, reward, *_ in fuzz.record_random_play(env, seed)[1]:
         totals[agent] += reward
     return totals
+
+
+def play_episode(env, agents, seed: int) -> list[int]:
+    """One episode of either game; every action asserted legal; the actions."""
+    env.reset(seed=seed)
+    actions = []
+    for name in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        action = agents[int(name.rsplit("_", 1)[1])].act(obs)
+        assert obs["action_mask"][action] == 1
+        actions.append(action)
+        env.step(action)
+    return actions

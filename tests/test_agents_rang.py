@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fuzz_script import play_episode
 
 from cardenvs import rang_v0
 from cardenvs.agents.base import RandomAgent
@@ -168,14 +169,5 @@ def test_only_legal_actions_over_random_deals(num_players, deals):
     for deal in range(deals):
         seats = [kinds[(seat + deal) % 3](seed=int(rng.integers(1 << 30)), num_players=num_players)
                  for seat in range(num_players)]  # fmt: skip
-        env.reset(seed=deal)
-        for name in env.agent_iter():
-            obs, _, term, trunc, _ = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            action = seats[int(name.rsplit("_", 1)[1])].act(obs)
-            assert obs["action_mask"][action] == 1
-            env.step(action)
-            decisions += 1
+        decisions += len(play_episode(env, seats, seed=deal))
     assert decisions > deals * num_players

@@ -38,6 +38,7 @@ CLUBS, DIAMONDS, HEARTS, SPADES = range(4)
 # ================================================================== RING RANG
 # cards, fill_hands and position (an env dealt those hands, after scripted actions) are shared with
 # the baselines' scenario tests.
+from fuzz_script import play_episode as play  # noqa: E402
 from test_agents_ring_rang import card_played, fill_hands  # noqa: E402
 from test_agents_ring_rang import position as ring_position  # noqa: E402
 
@@ -123,20 +124,6 @@ def test_supporter_plays_second_hand_low_but_stops_a_lift():
 
 
 # ------------------------------------------------------------------ legality and seeds
-def play(env, agents, seed: int) -> list[int]:
-    """One episode of either game; every action asserted legal; the actions."""
-    env.reset(seed=seed)
-    actions = []
-    for name in env.agent_iter():
-        obs, _, term, trunc, _ = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
-        action = agents[int(name.rsplit("_", 1)[1])].act(obs)
-        assert obs["action_mask"][action] == 1
-        actions.append(action)
-        env.step(action)
-    return actions
 
 
 @pytest.mark.parametrize("name", RING_RANG_NAMES)
