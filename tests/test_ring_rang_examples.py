@@ -154,29 +154,27 @@ ROUND_2 = [ZARA, ZARA, ZARA, ALI, SANA, SANA, BILAL, ZARA, ALI, SANA, BILAL, BIL
 ROUND_3 = [ZARA, ALI, ZARA, SANA, ZARA, BILAL, ZARA, ALI, BILAL, SANA, SANA, SANA, SANA]
 
 
-def test_simulated_round_1_chooser_team_wins_7_6():
-    env = run_scripted(ROUND_1)
+# The seed's simulated rounds 1 and 2: (tricks' winners, lifts, lifted per team, winning team, next chooser)
+SIMULATED_ROUNDS = {
+    "round_1_chooser_team_wins_7_6": (ROUND_1, [0, 0, 0, 0, 5, 0, 2, 0, 0, 0, 0, 0, 6], [7, 6], 0, SANA),
+    "round_2_opponents_turn_it_3_10": (ROUND_2, [0, 0, 3, 0, 0, 3, 0, 0, 0, 0, 0, 6, 1], [3, 10], 1, BILAL),
+}
+
+
+@pytest.mark.parametrize("case", SIMULATED_ROUNDS.values(), ids=SIMULATED_ROUNDS.keys())
+def test_simulated_rounds_1_and_2(case):
+    tricks, expected_lifts, lifted, team, next_chooser = case
+    env = run_scripted(tricks)
     winners, lifts = winners_and_lifts(env)
-    assert winners == ROUND_1
-    assert lifts == [0, 0, 0, 0, 5, 0, 2, 0, 0, 0, 0, 0, 6]
+    assert winners == tricks
+    assert lifts == expected_lifts
     raw = env.unwrapped
-    assert raw.game.lifted == [7, 6]
-    assert raw.rounds[0]["points"] == 1 and raw.rounds[0]["winner_team"] == 0
-    assert raw.rounds[0]["next_chooser"] == SANA
-    assert env._cumulative_rewards == {"player_0": 1, "player_1": -1, "player_2": 1, "player_3": -1}
+    assert raw.game.lifted == lifted
+    assert raw.rounds[0]["points"] == 1 and raw.rounds[0]["winner_team"] == team
+    assert raw.rounds[0]["next_chooser"] == next_chooser
+    sign = 1 if team == 0 else -1
+    assert env._cumulative_rewards == {"player_0": sign, "player_1": -sign, "player_2": sign, "player_3": -sign}
     assert all(env.terminations.values())
-
-
-def test_simulated_round_2_opponents_turn_it_3_10():
-    env = run_scripted(ROUND_2)
-    winners, lifts = winners_and_lifts(env)
-    assert winners == ROUND_2
-    assert lifts == [0, 0, 3, 0, 0, 3, 0, 0, 0, 0, 0, 6, 1]
-    raw = env.unwrapped
-    assert raw.game.lifted == [3, 10]
-    assert raw.rounds[0]["winner_team"] == 1 and raw.rounds[0]["points"] == 1
-    assert raw.rounds[0]["next_chooser"] == BILAL
-    assert env._cumulative_rewards == {"player_0": -1, "player_1": 1, "player_2": -1, "player_3": 1}
 
 
 def test_simulated_round_3_nullerputz_two_points():
