@@ -1,7 +1,7 @@
 """Rule-based Rang baselines, written from how good players play.
 
 Both agents see only their seat's observation dict (decoded with
-:func:`cardenvs.rang_v0.decode_observation`); the rules themselves (what may
+:func:`cardenvs.rang.observation.decode_observation`); the rules themselves (what may
 follow what, what a card costs) come from the engine's tables, not restated here.
 
 - :class:`GreedyRangAgent` (``rules_basic``): sheds points. Plays the costliest
@@ -45,7 +45,7 @@ from ..rang.engine import (
     NUM_KINDS,
     PLAYABLE_ON,
 )
-from ..rang_v0 import decode_observation
+from ..rang.observation import decode_observation
 from .base import Agent
 
 ESCAPES = (ACE_KIND, JOKER_KIND)

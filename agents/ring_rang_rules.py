@@ -1,7 +1,7 @@
 """Rule-based RING RANG players, written from how good players play.
 
 Both agents read only the public observation dict of their seat (decoded with
-:func:`cardenvs.ring_rang_v0.decode_observation`); they never look at env state.
+:func:`cardenvs.ring_rang.observation.decode_observation`); they never look at env state.
 Seats below are relative to the agent, as in the observation: 0 = me, 1 = left
 opponent, 2 = partner, 3 = right opponent.
 
@@ -29,7 +29,7 @@ import numpy as np
 
 from cardenvs.agents.base import Agent
 from cardenvs.ring_rang.engine import ACTION_KNOCK, ACTION_TRUMP, HONOUR_RANKS, PHASE_PLAY, PHASE_TRUMP
-from cardenvs.ring_rang_v0 import decode_observation
+from cardenvs.ring_rang.observation import decode_observation
 
 ME, LEFT, PARTNER, RIGHT = 0, 1, 2, 3
 OPPONENTS = (LEFT, RIGHT)

@@ -395,7 +395,7 @@ def sample_rang(view: RangView, rng: random.Random) -> RangGame:
         if other == view.seat or not size:
             continue
         for card in cards[start : start + size]:
-            world._give(other, card)
+            world.give(other, card)
         start += size
     hidden_discards = view.discard_size - len(view.known_discards)
     world.discard = list(view.known_discards) + cards[start : start + hidden_discards]

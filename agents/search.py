@@ -40,8 +40,10 @@ from typing import Any
 
 import numpy as np
 
+from cardenvs.core import Game
+from cardenvs.games import game_spec
 from cardenvs.rang.engine import RangGame
-from cardenvs.ring_rang.engine import NUM_ACTIONS, PHASE_OVER, RingRangGame
+from cardenvs.ring_rang.engine import RingRangGame
 
 from .base import Agent
 from .sampling import (
@@ -67,6 +69,11 @@ class RingRangRules:
     def view(self, game: RingRangGame, seat: int, memory: Any = None) -> RingRangView:
         return ring_rang_view(game, seat)
 
+    @staticmethod
+    def new_memory() -> None:
+        """What the agent remembers beyond the public view: nothing (every card played is public)."""
+        return None
+
     def sample(self, view: RingRangView, rng: random.Random) -> RingRangGame:
         return self.horizon(sample_ring_rang(view, rng))
 
@@ -79,14 +86,6 @@ class RingRangRules:
         return world
 
     @staticmethod
-    def to_act(world: RingRangGame) -> int:
-        return world.to_act
-
-    @staticmethod
-    def finished(world: RingRangGame) -> bool:
-        return world.phase == PHASE_OVER
-
-    @staticmethod
     def rewards(world: RingRangGame) -> tuple[float, ...]:
         team, points = world.round_points()
         own = float(points)
@@ -95,9 +94,9 @@ class RingRangRules:
     @staticmethod
     def random_rollout(world: RingRangGame, rng: random.Random) -> None:
         random_value = rng.random
-        while world.phase != PHASE_OVER:
+        while not world.is_over():
             actions = world.legal_actions()
-            world.apply(actions[int(random_value() * len(actions))])
+            world.step(actions[int(random_value() * len(actions))])
 
 
 class RangRules:
@@ -107,6 +106,11 @@ class RangRules:
 
     def view(self, game: RangGame, seat: int, memory: RangDiscardMemory | None = None) -> RangView:
         return rang_view(game, seat, memory.cards if memory is not None else ())
+
+    @staticmethod
+    def new_memory() -> RangDiscardMemory:
+        """Its own face-down discards, which only it saw."""
+        return RangDiscardMemory()
 
     def sample(self, view: RangView, rng: random.Random) -> RangGame:
         return self.horizon(sample_rang(view, rng))
@@ -119,14 +123,6 @@ class RangRules:
         return world
 
     @staticmethod
-    def to_act(world: RangGame) -> int:
-        return world.current
-
-    @staticmethod
-    def finished(world: RangGame) -> bool:
-        return world.match_over
-
-    @staticmethod
     def rewards(world: RangGame) -> tuple[float, ...]:
         if world.truncated or world.last_points is None:
             points = [world.points_in_hand(s) if world.alive[s] else 0 for s in range(world.num_players)]
@@ -137,9 +133,9 @@ class RangRules:
     @staticmethod
     def random_rollout(world: RangGame, rng: random.Random) -> None:
         random_value = rng.random
-        while not world.match_over:
+        while not world.is_over():
             actions = world.legal_actions()
-            world.apply(actions[int(random_value() * len(actions))])
+            world.step(actions[int(random_value() * len(actions))])
 
 
 RULES: dict[str, Any] = {"ring_rang": RingRangRules(), "rang": RangRules()}
@@ -151,32 +147,15 @@ class AgentRollout:
     def __init__(self, spec: str, game: str, num_players: int | None = None, seed: int | None = None):
         from .registry import make_agent
 
-        extra = {"num_players": num_players} if game == "rang" else {}
-        self.agent = make_agent(spec, game, seed=seed, **extra)
+        self.agent = make_agent(spec, game, seed=seed, **game_spec(game).env_info(num_players or 4))
         if getattr(self.agent, "needs_env", False):
             raise ValueError(f"rollout={spec!r}: a rollout agent must act from the observation alone")
-        if game == "ring_rang":
-            from cardenvs import ring_rang_v0
 
-            self.env = ring_rang_v0.raw_env()
-            self.num_actions = NUM_ACTIONS
-        else:
-            from cardenvs import rang_v0
-
-            self.env = rang_v0.raw_env(num_players=num_players or 4)
-            self.num_actions = 28
-        self.game = game
-
-    def __call__(self, world: Any, rng: random.Random) -> None:
-        rules = RULES[self.game]
-        env = self.env
-        env.game = world
-        while not rules.finished(world):
-            seat = rules.to_act(world)
-            mask = np.zeros(self.num_actions, np.int8)
-            mask[world.legal_actions()] = 1
-            vector = env._full_observation(seat) if self.game == "ring_rang" else env._observe(seat)
-            world.apply(int(self.agent.act({"observation": vector, "action_mask": mask})))
+    def __call__(self, world: Game, rng: random.Random) -> None:
+        while not world.is_over():
+            seat = world.current_player()
+            observation = {"observation": world.observe(seat), "action_mask": world.legal_mask()}
+            world.step(int(self.agent.act(observation)))
 
 
 # ----------------------------------------------------------------- the search
@@ -230,7 +209,7 @@ def world_search(
         for world in samples:
             for action in legal:
                 sim = world.clone()
-                sim.apply(action)
+                sim.step(action)
                 rollout(sim, rng)
                 totals[action] += rules.rewards(sim)[seat]
                 counts[action] += 1
@@ -259,15 +238,15 @@ def ismcts_search(
     """SO-ISMCTS from ``view``; returns the most visited root action and the root visit counts."""
     deadline = _deadline(ms)
     root = _Node()
-    finished, to_act, rewards = rules.finished, rules.to_act, rules.rewards
+    rewards = rules.rewards
     log, sqrt = math.log, math.sqrt
     for _ in range(iterations):
         world = rules.sample(view, rng)
         node = root
         path: list[tuple[_Node, int]] = []
-        while not finished(world):
+        while not world.is_over():
             actions = world.legal_actions()
-            actor = to_act(world)
+            actor = world.current_player()
             children = node.children
             untried = [a for a in actions if a not in children]
             for a in actions:
@@ -277,7 +256,7 @@ def ismcts_search(
             if untried:
                 action = untried[int(rng.random() * len(untried))]
                 node = children[action] = _Node()
-                world.apply(action)
+                world.step(action)
                 path.append((node, actor))
                 break
             best_value = -math.inf
@@ -288,9 +267,9 @@ def ismcts_search(
                 if value > best_value:
                     best_value, action = value, a
             node = children[action]
-            world.apply(action)
+            world.step(action)
             path.append((node, actor))
-        if not finished(world):
+        if not world.is_over():
             rollout(world, rng)
         reward = rewards(world)
         for node, actor in path:
@@ -338,7 +317,7 @@ class SearchAgent(Agent):
         else:
             raise ValueError(f"rollout must be 'random' or an agent name, got {rollout!r}")
         self._env: Any = None
-        self._memory = RangDiscardMemory() if game == "rang" else None
+        self._memory = self.rules.new_memory()
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)

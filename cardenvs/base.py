@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
@@ -21,25 +21,11 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
+from .core import NOTHING, Outcome  # noqa: F401 (the adapters' hooks return them)
+
 
 class IllegalActionError(ValueError):
     """An action that is malformed, out of range, or not legal now. The env is unchanged."""
-
-
-class Outcome(NamedTuple):
-    """What one engine step reports to the adapter.
-
-    rewards: per seat, the reward earned by this step (None when all zero).
-    finished: seats whose episode ends with this step (eliminated, or all at game end).
-    truncated: the episode was cut short (turn limit): every live seat is truncated.
-    """
-
-    rewards: tuple[float, ...] | None = None
-    finished: tuple[int, ...] = ()
-    truncated: bool = False
-
-
-NOTHING = Outcome()
 
 
 class CardGameEnv(AECEnv):

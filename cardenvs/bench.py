@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from cardenvs.core import Game
+
 
 def _timed(loop: Callable[[float], tuple[int, int]], seconds: float) -> dict[str, float]:
     """Run ``loop(deadline)`` (returns decisions, games) and turn it into a rate."""
@@ -54,20 +56,18 @@ def aec_loop(make_env: Callable[[], Any], seed: int = 0) -> Callable[[float], tu
     return loop
 
 
-def engine_loop(
-    new_game: Callable[[int], Any], done_attr: str = "done", seed: int = 0
-) -> Callable[[float], tuple[int, int]]:
-    """The raw rules engine: legal actions and apply, no observation."""
+def engine_loop(new_game: Callable[[int], Game], seed: int = 0) -> Callable[[float], tuple[int, int]]:
+    """The raw rules engine through the game API (cardenvs.core.Game): legal actions and step, no observation."""
 
     def loop(deadline: float) -> tuple[int, int]:
         pick = random.Random(seed).random
         decisions = games = 0
         while time.perf_counter() < deadline:
             game = new_game(seed + games)
-            legal_actions, apply = game.legal_actions, game.apply
-            while not getattr(game, done_attr):
+            legal_actions, step, is_over = game.legal_actions, game.step, game.is_over
+            while not is_over():
                 legal = legal_actions()
-                apply(legal[int(pick() * len(legal))])
+                step(legal[int(pick() * len(legal))])
                 decisions += 1
             games += 1
         return decisions, games
@@ -88,7 +88,7 @@ def our_loops(seconds: float) -> list[dict[str, Any]]:
         rows.append({"name": f"Rang {n}p env()", "interface": "AEC loop", "kind": "aec", "game": f"rang{n}",
                      **_timed(aec_loop(lambda n=n: rang_v0.env(num_players=n)), seconds)})
     rows.append({"name": "RING RANG engine", "interface": "raw engine", "kind": "engine", "game": "ring_rang",
-                 **_timed(engine_loop(lambda s: RingRangGame(np.random.default_rng(s)), "over"), seconds)})
+                 **_timed(engine_loop(lambda s: RingRangGame(np.random.default_rng(s))), seconds)})
     for n in (2, 4, 7):
         rows.append({"name": f"Rang {n}p engine", "interface": "raw engine", "kind": "engine", "game": f"rang{n}",
                      **_timed(engine_loop(lambda s, n=n: RangGame.new(n, np.random.default_rng(s))), seconds)})

@@ -68,61 +68,30 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 
-from .base import NOTHING, CardGameEnv, Outcome, wrap_env
+from .base import CardGameEnv, Outcome, wrap_env
 from .cards import JOKER, RANKS, pretty, rank_text
 from .rang.engine import (
     DEFAULT_MAX_TURNS_PER_DEAL,
     DISCARD,
     MAX_TURNS_LIMIT,
-    NUM_ACTIONS,
     NUM_KINDS,
     PHASE_NAMES,
     RangGame,
     deck_size_for,
     parse_rang_deck,
 )
+from .rang.observation import (  # noqa: F401 (part of this module's API since v0)
+    FIXED_SIZE,
+    OBSERVATION_PARTS,
+    decode_observation,
+    observation_parts,
+    observe,
+)
 
 __all__ = ["env", "raw_env", "OBSERVATION_PARTS", "observation_parts", "decode_observation", "ACTION_NAMES"]
 
 KIND_NAMES = tuple(RANKS) + ("Joker",)
 ACTION_NAMES: tuple[str, ...] = tuple(f"play {k}" for k in KIND_NAMES) + tuple(f"discard {k}" for k in KIND_NAMES)
-FIXED_SIZE = 62
-
-
-def observation_parts(num_players: int) -> list[tuple[str, int]]:
-    """The named parts of the observation, in order, for ``num_players`` players."""
-    n = num_players
-    return [
-        ("hand", NUM_KINDS),
-        ("top", NUM_KINDS),
-        ("phase", 3),
-        ("play_pile", NUM_KINDS),
-        ("own_discards", NUM_KINDS),
-        ("stock_size", 1),
-        ("discard_size", 1),
-        ("two_decks", 1),
-        ("hand_sizes", n),
-        ("totals", n),
-        ("in_game", n),
-        ("went_out", n),
-        ("dealer", n),
-    ]
-
-
-OBSERVATION_PARTS = observation_parts(4)
-
-
-def decode_observation(vec: np.ndarray) -> dict[str, np.ndarray]:
-    """Split an observation vector into its named parts (the player count follows from its length)."""
-    vec = np.asarray(vec)
-    n, rest = divmod(len(vec) - FIXED_SIZE, 5)
-    if rest or not 2 <= n <= 10:
-        raise ValueError(f"not a Rang observation: length {len(vec)}")
-    parts, start = {}, 0
-    for name, size in observation_parts(n):
-        parts[name] = vec[start : start + size]
-        start += size
-    return parts
 
 
 def env(illegal_action: str = "raise", **kwargs: Any):
@@ -167,9 +136,6 @@ class raw_env(CardGameEnv):
         self.episode = episode
         self.max_turns_per_deal = int(max_turns_per_deal)
         n = num_players
-        self._orders = [[(seat + i) % n for i in range(n)] for seat in range(n)]
-        self._mask_cache: dict[int, np.ndarray] = {}
-        self._loss = -1.0 / (n - 1)
         self.state_size = n * NUM_KINDS + 3 * NUM_KINDS + NUM_KINDS + 3 + 3 + 5 * n + n
         self.state_space = spaces.Box(0.0, 1.0, (self.state_size,), np.float32)
 
@@ -208,69 +174,19 @@ class raw_env(CardGameEnv):
         )
 
     def _seat_to_act(self) -> int:
-        return self.game.current
+        return self.game.current_player()
 
     def _seats_in_play(self) -> list[int]:
-        g = self.game
-        return [] if g.match_over else [seat for seat in range(self.num_players) if g.alive[seat]]
+        return self.game.seats_in_play()
 
     def _legal_mask(self) -> np.ndarray:
-        bits = self.game.legal_bits()
-        mask = self._mask_cache.get(bits)
-        if mask is None:
-            mask = np.array([bits >> a & 1 for a in range(NUM_ACTIONS)], np.int8)
-            mask.flags.writeable = False
-            self._mask_cache[bits] = mask
-        return mask
+        return self.game.legal_mask()
 
     def _apply(self, action: int) -> Outcome:
-        end = self.game.apply(action)
-        if end is None:
-            return NOTHING
-        if end.truncated:
-            return Outcome(truncated=True)
-        n = self.num_players
-        if self.episode == "deal":
-            return Outcome(tuple(-p / 100.0 for p in end.points), tuple(range(n)))
-        rewards = [0.0] * n
-        finished = list(end.eliminated)
-        for seat in finished:
-            rewards[seat] = self._loss
-        if end.winner >= 0:
-            rewards[end.winner] = 1.0
-            finished.append(end.winner)
-        if not finished:
-            return NOTHING
-        return Outcome(tuple(rewards), tuple(finished))
+        return self.game.step(action)
 
     def _observe(self, seat: int) -> np.ndarray:
-        g = self.game
-        n = self.num_players
-        v = [0.0] * self.observation_size
-        hand = g.hands[seat]
-        for k in range(NUM_KINDS):
-            if hand[k]:
-                v[k] = len(hand[k]) * 0.125
-        v[14 + g.top] = 1.0
-        v[28 + g.phase] = 1.0
-        v[31:45] = [c * 0.125 for c in g.pile_counts]
-        v[45:59] = [c * 0.125 if c < 8 else 1.0 for c in g.own_discards[seat]]
-        size = 1.0 / g.deck_size
-        v[59] = len(g.stock) * size
-        v[60] = len(g.discard) * size
-        v[61] = 1.0 if g.deck_size == 108 else 0.0
-        order = self._orders[seat]
-        hand_size, totals, alive = g.hand_size, g.totals, g.alive
-        base = FIXED_SIZE
-        for i, other in enumerate(order):
-            v[base + i] = hand_size[other] * size if alive[other] else 0.0
-            total = totals[other]
-            v[base + n + i] = total * 0.01 if total < 100 else 1.0
-            v[base + 2 * n + i] = 1.0 if alive[other] else 0.0
-        if g.out_seat >= 0:
-            v[base + 3 * n + (g.out_seat - seat) % n] = 1.0
-        v[base + 4 * n + (g.dealer - seat) % n] = 1.0
-        return np.array(v, np.float32)
+        return observe(self.game, seat)
 
     def state(self) -> np.ndarray:
         """The full state (every hand, stock and piles by kind, public facts) for centralized critics."""

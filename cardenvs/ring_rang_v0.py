@@ -76,90 +76,25 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from cardenvs.base import NOTHING, CardGameEnv, Outcome, wrap_env
+from cardenvs.base import CardGameEnv, Outcome, wrap_env
 from cardenvs.cards import CODES, SUIT_SYMBOLS, SUITS, pretty
 from cardenvs.ring_rang.engine import (
-    ACTION_DECLARE,
-    ACTION_KNOCK,
-    ACTION_TRUMP,
-    ACTION_TURNED,
     HONOUR_NAMES,
-    MAX_SCORE,
     NUM_ACTIONS,
     NUM_ACTIONS_VARIANTS,
     PHASE_NAMES,
-    PHASE_PLAY,
     RingRangGame,
     bits_to_cards,
 )
+from cardenvs.ring_rang.observation import (  # noqa: F401 (part of this module's API since v0)
+    OBSERVATION_PARTS,
+    OBSERVATION_SIZE,
+    OFFSETS,
+    Observer,
+    decode_observation,
+)
 
 __all__ = ["env", "raw_env", "OBSERVATION_PARTS", "OBSERVATION_SIZE", "decode_observation"]
-
-OBSERVATION_PARTS: list[tuple[str, int]] = [
-    ("hand", 52),
-    ("trump", 4),
-    ("phase", 3),
-    ("trick_number", 13),
-    ("trick_leader", 4),
-    ("current_trick", 4 * 52),
-    ("played", 4 * 52),
-    ("pile", 13),
-    ("streak_holder", 4),
-    ("lifted", 2 * 14),
-    ("first_lift_done", 1),
-    ("knocks", 4 * 4),
-    ("knocking_over", 1),
-    ("scores", 2 * (MAX_SCORE + 1)),
-    ("chooser", 4),
-    ("dealer", 4),
-    ("turned", 26),
-    ("declared", 4),
-]
-OFFSETS: dict[str, int] = {}
-_position = 0
-for _name, _size in OBSERVATION_PARTS:
-    OFFSETS[_name] = _position
-    _position += _size
-OBSERVATION_SIZE = _position
-
-HAND = OFFSETS["hand"]
-TRUMP = OFFSETS["trump"]
-PHASE = OFFSETS["phase"]
-TRICK_NUMBER = OFFSETS["trick_number"]
-LEADER = OFFSETS["trick_leader"]
-CURRENT = OFFSETS["current_trick"]
-PLAYED = OFFSETS["played"]
-PILE = OFFSETS["pile"]
-STREAK = OFFSETS["streak_holder"]
-LIFTED = OFFSETS["lifted"]
-FIRST_LIFT = OFFSETS["first_lift_done"]
-KNOCKS = OFFSETS["knocks"]
-KNOCKING_OVER = OFFSETS["knocking_over"]
-SCORES = OFFSETS["scores"]
-CHOOSER = OFFSETS["chooser"]
-DEALER = OFFSETS["dealer"]
-TURNED = OFFSETS["turned"]
-DECLARED = OFFSETS["declared"]
-_SHAPES = {
-    "current_trick": (4, 52),
-    "played": (4, 52),
-    "lifted": (2, 14),
-    "knocks": (4, 4),
-    "scores": (2, MAX_SCORE + 1),
-}
-
-
-def decode_observation(vec: np.ndarray) -> dict[str, np.ndarray]:
-    """Split an observation vector into its named parts (2-D where the part is a table)."""
-    vec = np.asarray(vec)
-    if vec.shape != (OBSERVATION_SIZE,):
-        raise ValueError(f"observation must have shape ({OBSERVATION_SIZE},), got {vec.shape}")
-    parts = {}
-    for name, size in OBSERVATION_PARTS:
-        part = vec[OFFSETS[name] : OFFSETS[name] + size]
-        parts[name] = part.reshape(_SHAPES[name]) if name in _SHAPES else part
-    return parts
-
 
 def _action_names(size: int) -> tuple[str, ...]:
     names = [f"play {CODES[c]}" for c in range(52)] + [f"trump {s}" for s in SUITS] + ["knock"]
@@ -208,8 +143,7 @@ class raw_env(CardGameEnv):  # noqa: N801 (PettingZoo convention)
         RingRangGame(np.random.default_rng(0), chooser=0, **self._settings)  # validates the settings
         self.action_names = _action_names(NUM_ACTIONS_VARIANTS if signals or declarations else NUM_ACTIONS)
         super().__init__(4, render_mode)
-        self._obs = [np.zeros(OBSERVATION_SIZE, np.float32) for _ in range(4)]
-        self._num_actions = len(self.action_names)
+        self._observer = Observer()
 
     # ----------------------------------------------------------------- hooks
     def _make_game(self, rng: np.random.Generator, options: dict[str, Any]) -> RingRangGame:
@@ -231,143 +165,30 @@ class raw_env(CardGameEnv):  # noqa: N801 (PettingZoo convention)
         return RingRangGame(rng, chooser=chooser, decks=decks, **self._settings)
 
     def _seat_to_act(self) -> int:
-        return self.game.to_act
+        return self.game.current_player()
 
     def _seats_in_play(self) -> list[int]:
-        return [] if self.game.over else [0, 1, 2, 3]
+        return self.game.seats_in_play()
 
     def _legal_mask(self) -> np.ndarray:
-        mask = np.zeros(self._num_actions, np.int8)
-        mask[self.game.legal_actions()] = 1
-        return mask
+        return self.game.legal_mask()
 
     def _apply(self, action: int) -> Outcome:
-        game = self.game
-        seat = game.to_act
-        round_number = game.round_number
-        tricks = game.tricks_played
-        knock_ended = game.knock_ended
-        rewards = game.apply(action)
-        if game.round_number != round_number or game.phase != PHASE_PLAY or ACTION_TRUMP <= action < ACTION_KNOCK:
-            self._rebuild_observations()
-        elif action < 52 or ACTION_TURNED <= action < ACTION_DECLARE:
-            card = action if action < 52 else action - ACTION_TURNED
-            self._observe_play(seat, card, action >= ACTION_TURNED, game.tricks_played != tricks)
-            if game.knock_ended != knock_ended:
-                for obs in self._obs:
-                    obs[KNOCKING_OVER] = 1.0
-        elif action == ACTION_KNOCK:
-            self._observe_knock(game)
-        else:
-            for viewer, obs in enumerate(self._obs):
-                obs[DECLARED + ((seat - viewer) & 3)] = 1.0
-        if game.over:
-            return Outcome(rewards=rewards, finished=(0, 1, 2, 3))
-        if rewards is not None:
-            return Outcome(rewards=rewards)
-        return NOTHING
+        before = self._observer.before(self.game)
+        outcome = self.game.step(action)
+        self._observer.after(self.game, action, before)
+        return outcome
 
     def _observe(self, seat: int) -> np.ndarray:
-        return self._obs[seat].copy()
+        return self._observer.views[seat].copy()
 
-    # ---------------------------------------------------------- observation
-    def _observe_play(self, seat: int, card: int, turned: bool, trick_done: bool) -> None:
-        """Incremental update of all four views after ``seat`` played ``card``."""
-        game = self.game
-        self._obs[seat][HAND + card] = 0.0
-        if trick_done:
-            for viewer, obs in enumerate(self._obs):
-                obs[PLAYED + ((seat - viewer) & 3) * 52 + card] = 1.0
-                if turned:
-                    obs[TURNED + card] = 1.0
-                obs[LEADER : LEADER + 4] = 0.0
-                obs[CURRENT : CURRENT + 208] = 0.0
-                self._write_trick_counters(obs, viewer, game)
-            return
-        first = len(game.trick_cards) == 1
-        for viewer, obs in enumerate(self._obs):
-            rel = (seat - viewer) & 3
-            obs[PLAYED + rel * 52 + card] = 1.0
-            obs[CURRENT + rel * 52 + card] = 1.0
-            if first:
-                obs[LEADER + rel] = 1.0
-            if turned:
-                obs[TURNED + card] = 1.0
-
-    @staticmethod
-    def _write_trick_counters(obs: np.ndarray, viewer: int, game: RingRangGame) -> None:
-        """Trick number, pile, streak and lifted counts (they change only when a trick ends)."""
-        obs[TRICK_NUMBER : TRICK_NUMBER + 13] = 0.0
-        obs[TRICK_NUMBER + min(game.tricks_played, 12)] = 1.0
-        obs[PILE : PILE + 13] = 0.0
-        obs[PILE + min(game.pile, 12)] = 1.0
-        obs[STREAK : STREAK + 4] = 0.0
-        if game.streak >= 0:
-            obs[STREAK + ((game.streak - viewer) & 3)] = 1.0
-        obs[LIFTED : LIFTED + 28] = 0.0
-        own = viewer & 1
-        obs[LIFTED + game.lifted[own]] = 1.0
-        obs[LIFTED + 14 + game.lifted[1 - own]] = 1.0
-        obs[FIRST_LIFT] = float(game.lifted_any)
-
-    @staticmethod
-    def _write_knocks(obs: np.ndarray, viewer: int, game: RingRangGame) -> None:
-        obs[KNOCKS : KNOCKS + 16] = 0.0
-        for honour, knocker in enumerate(game.knockers):
-            if knocker >= 0:
-                obs[KNOCKS + honour * 4 + ((knocker - viewer) & 3)] = 1.0
-        obs[KNOCKING_OVER] = float(game.knock_ended)
-
-    def _observe_knock(self, game: RingRangGame) -> None:
-        for viewer, obs in enumerate(self._obs):
-            self._write_knocks(obs, viewer, game)
-
-    def _rebuild_observations(self) -> None:
-        for viewer in range(4):
-            self._obs[viewer] = self._full_observation(viewer)
-
-    def _full_observation(self, viewer: int) -> np.ndarray:
-        """The view of ``viewer`` built from scratch (the incremental updates must agree with it)."""
-        game = self.game
-        obs = np.zeros(OBSERVATION_SIZE, np.float32)
-        for card in bits_to_cards(game.hands[viewer]):
-            obs[HAND + card] = 1.0
-        if game.trump >= 0:
-            obs[TRUMP + game.trump] = 1.0
-        obs[PHASE + game.phase] = 1.0
-        for _leader, cards, _winner, _lift in game.history:
-            self._mark_trick(obs, viewer, _leader, cards, PLAYED)
-        if game.trick_cards:
-            self._mark_trick(obs, viewer, game.leader, game.trick_cards, PLAYED)
-            self._mark_trick(obs, viewer, game.leader, game.trick_cards, CURRENT)
-            obs[LEADER + ((game.leader - viewer) & 3)] = 1.0
-        self._write_trick_counters(obs, viewer, game)
-        self._write_knocks(obs, viewer, game)
-        own = viewer & 1
-        obs[SCORES + min(game.scores[own], MAX_SCORE)] = 1.0
-        obs[SCORES + MAX_SCORE + 1 + min(game.scores[1 - own], MAX_SCORE)] = 1.0
-        obs[CHOOSER + ((game.chooser - viewer) & 3)] = 1.0
-        obs[DEALER + ((game.dealer - viewer) & 3)] = 1.0
-        for card in bits_to_cards(game.turned):
-            obs[TURNED + card] = 1.0
-        for seat, flag in enumerate(game.declared):
-            if flag:
-                obs[DECLARED + ((seat - viewer) & 3)] = 1.0
-        return obs
-
-    @staticmethod
-    def _mark_trick(obs: np.ndarray, viewer: int, leader: int, cards: Any, part: int) -> None:
-        for i, card in enumerate(cards):
-            obs[part + ((leader + i - viewer) & 3) * 52 + card] = 1.0
-
-    # ------------------------------------------------------------ the loop
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         super().reset(seed=seed, options=options)
-        self._rebuild_observations()
+        self._observer.rebuild(self.game)
 
     def _restored(self) -> None:
         self.game.rng = self._rng
-        self._rebuild_observations()
+        self._observer.rebuild(self.game)
 
     def state(self) -> np.ndarray:
         """Full state for centralized critics: the 4 hands (absolute seats), then player_0's view."""
@@ -375,7 +196,7 @@ class raw_env(CardGameEnv):  # noqa: N801 (PettingZoo convention)
         for seat, hand in enumerate(self.game.hands):
             for card in bits_to_cards(hand):
                 hands[seat * 52 + card] = 1.0
-        return np.concatenate([hands, self._obs[0]])
+        return np.concatenate([hands, self._observer.views[0]])
 
     # ------------------------------------------------------------- history
     @property

@@ -241,7 +241,7 @@ def test_stock_rebuilt_from_discard_and_pile_under_top():
     extra = [c for c in game.stock]
     game.stock = []
     for card in extra:
-        game._give(1, card)
+        game.give(1, card)
     game.apply(play("3C"))  # 3C on 4S; seat 0 holds K, Q: unable, the stock is empty
     assert ("rebuild", 5) in game.log
     assert [CODES[c] for c in game.pile] == ["3C"]
@@ -258,7 +258,7 @@ def test_rebuild_is_shuffled_with_rng():
         extra = game.stock[:]
         game.stock = []
         for card in extra:
-            game._give(1, card)
+            game.give(1, card)
         game.apply(play("3C"))
         stocks.add(tuple(game.stock))
     assert len(stocks) > 1

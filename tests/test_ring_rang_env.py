@@ -122,7 +122,8 @@ def test_incremental_observation_equals_rebuild():
         steps = 0
         while env.agents and steps < 700:
             for seat in range(4):
-                assert np.array_equal(raw._obs[seat], raw._full_observation(seat))
+                # the env's view is kept up to date step by step; the game's is built from scratch
+                assert np.array_equal(env.observe(f"player_{seat}")["observation"], raw.game.observe(seat))
             random_step(env, rnd)
             steps += 1
 

@@ -130,7 +130,7 @@ def _hide_swap(game: WebGame) -> None:
     kind = next(k for k in range(JOKER_KIND + 1) if raw.hands[seat][k])
     stock_card = next(c for c in raw.stock if (JOKER_KIND if c == JOKER else c % 13) != kind)
     taken = raw._take(seat, kind)
-    raw._give(seat, stock_card)
+    raw.give(seat, stock_card)
     raw.stock[raw.stock.index(stock_card)] = taken
 
 

@@ -33,6 +33,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..cards import JOKER, NUM_RANKS, card_code, parse_deck, standard_deck
+from ..core import NOTHING, Outcome
 
 NUM_KINDS = 14  # ranks 2..A and the Joker
 JOKER_KIND = 13
@@ -41,6 +42,9 @@ NUM_ACTIONS = 28
 DISCARD_OFFSET = 14
 HAND_SIZE = 5
 ELIMINATION_TOTAL = 100
+TWO_DECKS_FROM = 5  # players still in from which a deal uses two decks (108 cards)
+POINTS_SCALE = 100  # episode "deal": each seat's reward is -(its points in the deal) / POINTS_SCALE
+WIN_REWARD = 1.0  # episode "match": the last player standing
 DEFAULT_MAX_TURNS_PER_DEAL = 2000
 MAX_TURNS_LIMIT = 2**62  # the largest max_turns_per_deal (and turn count) a snapshot holds
 LOG_TAGS = frozenset({"deal", "rebuild", "draw", "pass", "discard", "play", "out", "back", "end"})
@@ -80,7 +84,7 @@ def kind_of(card: int) -> int:
 
 def deck_size_for(players_in: int) -> int:
     """54 cards for 2-4 players still in, 108 for 5 or more."""
-    return 108 if players_in >= 5 else 54
+    return 108 if players_in >= TWO_DECKS_FROM else 54
 
 
 def parse_rang_deck(deck: Any, name: str) -> list[int]:
@@ -92,6 +96,14 @@ def parse_rang_deck(deck: Any, name: str) -> list[int]:
     if len(deck) == 108:
         return parse_deck(deck, DECK_108, name)
     raise ValueError(f"{name} has {len(deck)} cards; a Rang deck has 54 (2-4 players) or 108 (5+ players)")
+
+
+def elimination_reward(num_players: int) -> float:
+    """Episode "match": the reward of a player who leaves the game (the match's rewards sum to zero)."""
+    return -1.0 / (num_players - 1)
+
+
+_MASKS: dict[int, np.ndarray] = {}  # legal bits -> the shared read-only mask
 
 
 class DealEnd(NamedTuple):
@@ -191,7 +203,8 @@ class RangGame:
         deck = list(DECK_108 if size == 108 else DECK_54)
         return [deck[i] for i in self.rng.permutation(size).tolist()]
 
-    def _give(self, seat: int, card: int) -> None:
+    def give(self, seat: int, card: int) -> None:
+        """Put ``card`` into ``seat``'s hand (dealing; samplers fill hidden hands with it)."""
         kind = JOKER_KIND if card == JOKER else card % NUM_RANKS
         cards = self.hands[seat][kind]
         if cards:
@@ -224,7 +237,7 @@ class RangGame:
         for _ in range(self.players_in()):
             seat = self.next_alive(seat)
             for card in deck[position : position + HAND_SIZE]:
-                self._give(seat, card)
+                self.give(seat, card)
             position += HAND_SIZE
         start = deck[position]
         self.pile = [start]
@@ -257,7 +270,7 @@ class RangGame:
             if self.log is not None:
                 self.log.append(("rebuild", len(self.stock)))
         card = self.stock.pop()
-        self._give(seat, card)
+        self.give(seat, card)
         if self.log is not None:
             self.log.append(("draw", seat, card))
         return True
@@ -413,6 +426,53 @@ class RangGame:
     def done(self) -> bool:
         return self.match_over
 
+    # ------------------------------------------------------ the game API (cardenvs.core.Game)
+    def current_player(self) -> int:
+        return self.current
+
+    def legal_mask(self) -> np.ndarray:
+        """The int8 action mask (read-only: one shared array per distinct mask)."""
+        bits = self.legal_bits()
+        mask = _MASKS.get(bits)
+        if mask is None:
+            mask = np.array([bits >> a & 1 for a in range(NUM_ACTIONS)], np.int8)
+            mask.flags.writeable = False
+            _MASKS[bits] = mask
+        return mask
+
+    def step(self, action: int) -> Outcome:
+        """:meth:`apply` with the episode's rewards: a deal's points (``single_deal``), or the match's
+        elimination and win rewards, each credited to its seat."""
+        end = self.apply(action)
+        if end is None:
+            return NOTHING
+        if end.truncated:
+            return Outcome(truncated=True)
+        n = self.num_players
+        if self.single_deal:
+            return Outcome(tuple(-p / POINTS_SCALE for p in end.points), tuple(range(n)))
+        rewards = [0.0] * n
+        finished = list(end.eliminated)
+        for seat in finished:
+            rewards[seat] = elimination_reward(n)
+        if end.winner >= 0:
+            rewards[end.winner] = WIN_REWARD
+            finished.append(end.winner)
+        if not finished:
+            return NOTHING
+        return Outcome(tuple(rewards), tuple(finished))
+
+    def is_over(self) -> bool:
+        return self.match_over
+
+    def seats_in_play(self) -> list[int]:
+        return [] if self.match_over else [seat for seat in range(self.num_players) if self.alive[seat]]
+
+    def observe(self, seat: int) -> np.ndarray:
+        from .observation import observe  # the encoder sits beside the engine and imports it
+
+        return observe(self, seat)
+
     def hand_cards(self, seat: int) -> list[int]:
         """The cards of a hand, sorted by kind then card index."""
         return [card for cards in self.hands[seat] for card in cards]
@@ -522,7 +582,7 @@ class RangGame:
         game.hand_bits = [0] * n
         for seat, hand in enumerate(seq("hands", n)):
             for card in cards(f"hands[{seat}]", hand):
-                game._give(seat, card)
+                game.give(seat, card)
         game.stock = cards("stock_top_first", get("stock_top_first"))[::-1]
         game.discard = cards("discard", get("discard"))
         game.pile = cards("pile", get("pile"))

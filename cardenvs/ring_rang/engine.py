@@ -29,14 +29,22 @@ from typing import Any
 import numpy as np
 
 from cardenvs.cards import parse_card, parse_deck, rank_of, standard_deck
+from cardenvs.core import NOTHING, Outcome
 
 NUM_SEATS = 4
+ALL_SEATS = (0, 1, 2, 3)
 NUM_TRICKS = 13
 SUIT_BITS = 0x1FFF
 ALL_CARDS = (1 << 52) - 1
 HONOUR_RANKS = (12, 11, 10, 9)  # the knock sequence: A, K, Q, J of trump
 HONOUR_NAMES = ("A", "K", "Q", "J")
 TARGET_SCORE = 20
+TRICKS_TO_WIN = 7  # lifted tricks that win the round
+FIRST_LIFT_MIN_PILE = 3  # tricks on the pile for the round's first lift
+LATER_LIFT_MIN_PILE = 2  # ... and for every later lift
+ROUND_POINTS = 1  # a won round
+SLAM_POINTS = 2  # all 13 tricks, by the chooser's team
+SLAM_POINTS_DEFENDERS = 3  # all 13 tricks, by the other team (Nullerputz)
 MAX_SCORE = 22  # 19 + a 3-point Nullerputz
 
 PHASE_TRUMP, PHASE_PLAY, PHASE_OVER = 0, 1, 2
@@ -243,6 +251,39 @@ class RingRangGame:
             return [52, 53, 54, 55]
         return []
 
+    # ------------------------------------------------------ the game API (cardenvs.core.Game)
+    num_players = NUM_SEATS
+
+    @property
+    def num_actions(self) -> int:
+        return NUM_ACTIONS_VARIANTS if self.signals or self.declarations else NUM_ACTIONS
+
+    def current_player(self) -> int:
+        return self.to_act
+
+    def legal_mask(self) -> np.ndarray:
+        mask = np.zeros(self.num_actions, np.int8)
+        mask[self.legal_actions()] = 1
+        return mask
+
+    def step(self, action: int) -> Outcome:
+        """:meth:`apply` reported as an :class:`Outcome` (every seat finishes when the episode ends)."""
+        rewards = self.apply(action)
+        if self.phase == PHASE_OVER:
+            return Outcome(rewards, ALL_SEATS)
+        return NOTHING if rewards is None else Outcome(rewards)
+
+    def is_over(self) -> bool:
+        return self.phase == PHASE_OVER
+
+    def seats_in_play(self) -> list[int]:
+        return [] if self.phase == PHASE_OVER else list(ALL_SEATS)
+
+    def observe(self, seat: int) -> np.ndarray:
+        from .observation import observe  # the encoder sits beside the engine and imports it
+
+        return observe(self, seat)
+
     def apply(self, action: int) -> tuple[float, ...] | None:
         """Apply a legal action; returns per-seat rewards when some are earned, else None."""
         if self.phase == PHASE_PLAY:
@@ -313,7 +354,8 @@ class RingRangGame:
         self.tricks_played += 1
         self.pile += 1
         lift = 0
-        if self.tricks_played == NUM_TRICKS or (self.streak == winner and self.pile >= (2 if self.lifted_any else 3)):
+        needed = LATER_LIFT_MIN_PILE if self.lifted_any else FIRST_LIFT_MIN_PILE
+        if self.tricks_played == NUM_TRICKS or (self.streak == winner and self.pile >= needed):
             lift = self.pile
             self.lifted[winner & 1] += lift
             self.pile = 0
@@ -334,14 +376,14 @@ class RingRangGame:
     def decided(self) -> bool:
         """The round's points are certain (used by ``stop_when_decided``)."""
         a, b = self.lifted
-        return self.tricks_played == NUM_TRICKS or (max(a, b) >= 7 and min(a, b) >= 1)
+        return self.tricks_played == NUM_TRICKS or (max(a, b) >= TRICKS_TO_WIN and min(a, b) >= 1)
 
     def round_points(self) -> tuple[int, int]:
         """(winning team, points) of the round as it stands (meaningful once decided)."""
-        team = 0 if self.lifted[0] >= 7 else 1
-        points = 1
+        team = 0 if self.lifted[0] >= TRICKS_TO_WIN else 1
+        points = ROUND_POINTS
         if self.lifted[team] == NUM_TRICKS:
-            points = 2 if team == (self.chooser & 1) else 3
+            points = SLAM_POINTS if team == (self.chooser & 1) else SLAM_POINTS_DEFENDERS
         return team, points
 
     def _end_round(self) -> tuple[float, ...] | None:

@@ -33,6 +33,7 @@ from ..rang.engine import (
     DECK_54,
     DECK_108,
     DEFAULT_MAX_TURNS_PER_DEAL,
+    DISCARD,
     DISCARD_OFFSET,
     ELIMINATION_TOTAL,
     HAND_SIZE,
@@ -40,16 +41,21 @@ from ..rang.engine import (
     KIND_POINTS,
     NUM_ACTIONS,
     NUM_KINDS,
+    PLAY,
+    PLAY_AFTER_JOKER,
     PLAYABLE_ON,
+    POINTS_SCALE,
+    TWO_DECKS_FROM,
+    WIN_REWARD,
     deck_size_for,
+    elimination_reward,
     kind_of,
 )
-from ..rang_v0 import FIXED_SIZE
+from ..rang.observation import FIXED_SIZE
 from .common import check_actions, make_generator
 
 __all__ = ["RangVectorEnv"]
 
-PLAY, PLAY_AFTER_JOKER, DISCARD = 0, 1, 2
 NOBODY = -1
 
 PermutationHook = Callable[[str, torch.Tensor, torch.Tensor], torch.Tensor]
@@ -134,7 +140,8 @@ class RangVectorEnv:
             [[k * (1.0 / size) for k in range(109)] for size in (54, 108)], dtype=torch.float64, device=dev
         ).float()
         self._total_fraction = torch.tensor(
-            [t * 0.01 if t < 100 else 1.0 for t in range(101)], dtype=torch.float64, device=dev
+            [t * 0.01 if t < ELIMINATION_TOTAL else 1.0 for t in range(ELIMINATION_TOTAL + 1)],
+            dtype=torch.float64, device=dev,
         ).float()
         self._kind_eye8 = torch.eye(NUM_KINDS, dtype=torch.int8, device=dev) * 8  # one-hots, in eighths
         self._phase_eye8 = torch.eye(3, dtype=torch.int8, device=dev) * 8
@@ -324,7 +331,7 @@ class RangVectorEnv:
                 sizes[:, :2],
                 self.big_deck[:, None].float(),
                 sizes[:, 2:],
-                self._total_fraction.take(self.totals.gather(1, relative).clamp(max=100)),
+                self._total_fraction.take(self.totals.gather(1, relative).clamp(max=ELIMINATION_TOTAL)),
                 self.alive.gather(1, relative).float(),
                 self._seat_eye.index_select(0, out),
                 self._seat_eye.index_select(0, (self.dealer - cur) % n),
@@ -487,7 +494,7 @@ class RangVectorEnv:
         points = (self.hands[rows].long() * self._points).sum(2)
         points = torch.where(alive & (self._seat_offsets != went_out[rows][:, None]), points, 0)
         if self.episode == "deal":
-            rewards[rows] = (-points.double() / 100.0).float()
+            rewards[rows] = (-points.double() / POINTS_SCALE).float()
             return rewards, ended | truncated, truncated
         # match: totals, eliminations (-1/(N-1) each), the last player left wins (+1)
         totals = self.totals[rows] + points
@@ -496,8 +503,8 @@ class RangVectorEnv:
         alive &= ~eliminated
         self.alive[rows] = alive
         over = alive.sum(1) == 1
-        deal_rewards = torch.where(eliminated, -1.0 / (n - 1), 0.0)
-        rewards[rows] = torch.where(over[:, None] & alive, 1.0, deal_rewards).float()
+        deal_rewards = torch.where(eliminated, elimination_reward(n), 0.0)
+        rewards[rows] = torch.where(over[:, None] & alive, WIN_REWARD, deal_rewards).float()
         done = truncated.clone()
         done[rows[over]] = True
         next_rows = rows[~over]
@@ -519,7 +526,7 @@ class RangVectorEnv:
         s = rows.shape[0]
         width = self.stock.shape[1]
         players_in = self.alive[rows].sum(1)
-        big = players_in >= 5
+        big = players_in >= TWO_DECKS_FROM
         size = torch.where(big, 108, 54)
         if deck_kinds is None:
             perm = self._permutations(purpose, rows, size, self.max_deck)

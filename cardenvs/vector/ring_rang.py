@@ -26,13 +26,22 @@ from cardenvs.ring_rang.engine import (
     ACTION_TRUMP,
     DEAL_OFFSETS,
     EPISODES,
+    FIRST_LIFT_MIN_PILE,
+    HONOUR_RANKS,
+    LATER_LIFT_MIN_PILE,
+    MAX_SCORE,
     NUM_ACTIONS,
+    NUM_SEATS,
     NUM_TRICKS,
     PHASE_PLAY,
     PHASE_TRUMP,
+    ROUND_POINTS,
+    SLAM_POINTS,
+    SLAM_POINTS_DEFENDERS,
     TARGET_SCORE,
+    TRICKS_TO_WIN,
 )
-from cardenvs.ring_rang_v0 import (
+from cardenvs.ring_rang.observation import (
     CHOOSER,
     CURRENT,
     DEALER,
@@ -42,7 +51,6 @@ from cardenvs.ring_rang_v0 import (
     KNOCKS,
     LEADER,
     LIFTED,
-    MAX_SCORE,
     OBSERVATION_PARTS,
     OBSERVATION_SIZE,
     PHASE,
@@ -57,12 +65,11 @@ from cardenvs.vector.common import check_actions, make_generator, tensor_bytes
 
 __all__ = ["RingRangVectorEnv"]
 
-NUM_SEATS = 4
 _NEVER = -2  # the value of a slot no column matches (the parts of the variants)
 # Each view has one spare column after the observation: incremental writes that do not apply go there.
 _SINK = OBSERVATION_SIZE
 _VIEW_SIZE = OBSERVATION_SIZE + 1
-ACE_RANK = 12  # the knock sequence A, K, Q, J is rank 12 - honour index
+ACE_RANK = HONOUR_RANKS[0]  # the knock sequence A, K, Q, J is rank ACE_RANK - honour index
 
 # The values each one-hot column of the observation compares with, in ``_observe``'s order of
 # ``values``: (part name, slot per row of the part, number of columns per row).
@@ -368,7 +375,7 @@ class RingRangVectorEnv:
         winner = self.best_seat
         self.tricks_played = self.tricks_played + done_trick
         pile = self.pile + done_trick
-        needed = torch.where(self.lifted_any, 2, 3)
+        needed = torch.where(self.lifted_any, LATER_LIFT_MIN_PILE, FIRST_LIFT_MIN_PILE)
         lift = done_trick & ((self.tricks_played == NUM_TRICKS) | ((self.streak == winner) & (pile >= needed)))
         self.lifted.scatter_add_(1, (winner & 1).clamp(min=0).unsqueeze(1), (pile * lift).unsqueeze(1))
         self.pile = torch.where(lift, 0, pile)
@@ -379,16 +386,18 @@ class RingRangVectorEnv:
         self.to_act = torch.where(done_trick, winner, self.to_act)
         self.leader = torch.where(done_trick, winner, self.leader)
 
-        # Round end: 7 lifted tricks win 1 point; all 13 win 2 (chooser's team) or 3.
+        # Round end: TRICKS_TO_WIN lifted tricks win ROUND_POINTS; all 13 win SLAM_POINTS (chooser's team)
+        # or SLAM_POINTS_DEFENDERS (the engine's round_points).
         round_over = done_trick & (self.tricks_played == NUM_TRICKS)
         ended_tricks = (done_trick & ~round_over).nonzero().squeeze(1)
         if len(ended_tricks):
             zeros, ones = self._observe_trick_end(ended_tricks, trick_before, leader_before, counters_before,
                                                   zeros, ones)
         self._fill_views(zeros, ones)
-        team = (self.lifted[:, 0] < 7).long()
+        team = (self.lifted[:, 0] < TRICKS_TO_WIN).long()
         slam = self.lifted.gather(1, team.unsqueeze(1)).squeeze(1) == NUM_TRICKS
-        points = torch.where(slam, torch.where(team == (self.chooser & 1), 2, 3), 1)
+        points = torch.where(slam, torch.where(team == (self.chooser & 1), SLAM_POINTS, SLAM_POINTS_DEFENDERS),
+                             ROUND_POINTS)
         sign = 1 - 2 * team
         if self.episode == "round":
             done = round_over

@@ -1,0 +1,210 @@
+"""RING RANG observations: the named parts of a seat's view, their encoder and decoder.
+
+The one place the observation is defined (OpenSpiel's Observer): the PettingZoo env
+(:mod:`cardenvs.ring_rang_v0`), :meth:`RingRangGame.observe`, search and the batched env
+(:mod:`cardenvs.vector.ring_rang`) all use it. Seats are relative to the viewer (0 = self,
+1 = left, 2 = partner, 3 = right), teams own first; the table of parts is in the env's docs.
+
+:func:`observe` builds a view from scratch; :class:`Observer` keeps the four views of one game
+up to date step by step (a card played touches a few entries), which is what makes the AEC env
+fast, and must always agree with :func:`observe` (tests/test_ring_rang_env.py checks it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .engine import (
+    ACTION_DECLARE,
+    ACTION_KNOCK,
+    ACTION_TRUMP,
+    ACTION_TURNED,
+    MAX_SCORE,
+    NUM_SEATS,
+    NUM_TRICKS,
+    PHASE_PLAY,
+    RingRangGame,
+    bits_to_cards,
+)
+
+__all__ = ["OBSERVATION_PARTS", "OBSERVATION_SIZE", "OFFSETS", "Observer", "decode_observation", "observe"]
+
+OBSERVATION_PARTS: list[tuple[str, int]] = [
+    ("hand", 52),
+    ("trump", 4),
+    ("phase", 3),
+    ("trick_number", 13),
+    ("trick_leader", 4),
+    ("current_trick", 4 * 52),
+    ("played", 4 * 52),
+    ("pile", 13),
+    ("streak_holder", 4),
+    ("lifted", 2 * 14),
+    ("first_lift_done", 1),
+    ("knocks", 4 * 4),
+    ("knocking_over", 1),
+    ("scores", 2 * (MAX_SCORE + 1)),
+    ("chooser", 4),
+    ("dealer", 4),
+    ("turned", 26),
+    ("declared", 4),
+]
+OFFSETS: dict[str, int] = {}
+_position = 0
+for _name, _size in OBSERVATION_PARTS:
+    OFFSETS[_name] = _position
+    _position += _size
+OBSERVATION_SIZE = _position
+
+HAND = OFFSETS["hand"]
+TRUMP = OFFSETS["trump"]
+PHASE = OFFSETS["phase"]
+TRICK_NUMBER = OFFSETS["trick_number"]
+LEADER = OFFSETS["trick_leader"]
+CURRENT = OFFSETS["current_trick"]
+PLAYED = OFFSETS["played"]
+PILE = OFFSETS["pile"]
+STREAK = OFFSETS["streak_holder"]
+LIFTED = OFFSETS["lifted"]
+FIRST_LIFT = OFFSETS["first_lift_done"]
+KNOCKS = OFFSETS["knocks"]
+KNOCKING_OVER = OFFSETS["knocking_over"]
+SCORES = OFFSETS["scores"]
+CHOOSER = OFFSETS["chooser"]
+DEALER = OFFSETS["dealer"]
+TURNED = OFFSETS["turned"]
+DECLARED = OFFSETS["declared"]
+_SHAPES = {
+    "current_trick": (4, 52),
+    "played": (4, 52),
+    "lifted": (2, 14),
+    "knocks": (4, 4),
+    "scores": (2, MAX_SCORE + 1),
+}
+
+
+def decode_observation(vec: np.ndarray) -> dict[str, np.ndarray]:
+    """Split an observation vector into its named parts (2-D where the part is a table)."""
+    vec = np.asarray(vec)
+    if vec.shape != (OBSERVATION_SIZE,):
+        raise ValueError(f"observation must have shape ({OBSERVATION_SIZE},), got {vec.shape}")
+    parts = {}
+    for name, size in OBSERVATION_PARTS:
+        part = vec[OFFSETS[name] : OFFSETS[name] + size]
+        parts[name] = part.reshape(_SHAPES[name]) if name in _SHAPES else part
+    return parts
+
+
+def observe(game: RingRangGame, viewer: int) -> np.ndarray:
+    """The view of ``viewer`` built from scratch."""
+    obs = np.zeros(OBSERVATION_SIZE, np.float32)
+    for card in bits_to_cards(game.hands[viewer]):
+        obs[HAND + card] = 1.0
+    if game.trump >= 0:
+        obs[TRUMP + game.trump] = 1.0
+    obs[PHASE + game.phase] = 1.0
+    for leader, cards, _winner, _lift in game.history:
+        _mark_trick(obs, viewer, leader, cards, PLAYED)
+    if game.trick_cards:
+        _mark_trick(obs, viewer, game.leader, game.trick_cards, PLAYED)
+        _mark_trick(obs, viewer, game.leader, game.trick_cards, CURRENT)
+        obs[LEADER + ((game.leader - viewer) & 3)] = 1.0
+    _write_trick_counters(obs, viewer, game)
+    _write_knocks(obs, viewer, game)
+    own = viewer & 1
+    obs[SCORES + min(game.scores[own], MAX_SCORE)] = 1.0
+    obs[SCORES + MAX_SCORE + 1 + min(game.scores[1 - own], MAX_SCORE)] = 1.0
+    obs[CHOOSER + ((game.chooser - viewer) & 3)] = 1.0
+    obs[DEALER + ((game.dealer - viewer) & 3)] = 1.0
+    for card in bits_to_cards(game.turned):
+        obs[TURNED + card] = 1.0
+    for seat, flag in enumerate(game.declared):
+        if flag:
+            obs[DECLARED + ((seat - viewer) & 3)] = 1.0
+    return obs
+
+
+def _mark_trick(obs: np.ndarray, viewer: int, leader: int, cards: Any, part: int) -> None:
+    for i, card in enumerate(cards):
+        obs[part + ((leader + i - viewer) & 3) * 52 + card] = 1.0
+
+
+def _write_trick_counters(obs: np.ndarray, viewer: int, game: RingRangGame) -> None:
+    """Trick number, pile, streak and lifted counts (they change only when a trick ends)."""
+    obs[TRICK_NUMBER : TRICK_NUMBER + NUM_TRICKS] = 0.0
+    obs[TRICK_NUMBER + min(game.tricks_played, NUM_TRICKS - 1)] = 1.0
+    obs[PILE : PILE + NUM_TRICKS] = 0.0
+    obs[PILE + min(game.pile, NUM_TRICKS - 1)] = 1.0
+    obs[STREAK : STREAK + NUM_SEATS] = 0.0
+    if game.streak >= 0:
+        obs[STREAK + ((game.streak - viewer) & 3)] = 1.0
+    obs[LIFTED : LIFTED + 2 * (NUM_TRICKS + 1)] = 0.0
+    own = viewer & 1
+    obs[LIFTED + game.lifted[own]] = 1.0
+    obs[LIFTED + NUM_TRICKS + 1 + game.lifted[1 - own]] = 1.0
+    obs[FIRST_LIFT] = float(game.lifted_any)
+
+
+def _write_knocks(obs: np.ndarray, viewer: int, game: RingRangGame) -> None:
+    obs[KNOCKS : KNOCKS + 16] = 0.0
+    for honour, knocker in enumerate(game.knockers):
+        if knocker >= 0:
+            obs[KNOCKS + honour * 4 + ((knocker - viewer) & 3)] = 1.0
+    obs[KNOCKING_OVER] = float(game.knock_ended)
+
+
+class Observer:
+    """The four views of one game, updated in place after each step (:func:`observe` where a step changes much)."""
+
+    def __init__(self) -> None:
+        self.views = [np.zeros(OBSERVATION_SIZE, np.float32) for _ in range(NUM_SEATS)]
+
+    def rebuild(self, game: RingRangGame) -> None:
+        self.views = [observe(game, viewer) for viewer in range(NUM_SEATS)]
+
+    @staticmethod
+    def before(game: RingRangGame) -> tuple[int, int, int, bool]:
+        """What :meth:`after` compares with: call it before the step."""
+        return game.to_act, game.round_number, game.tricks_played, game.knock_ended
+
+    def after(self, game: RingRangGame, action: int, before: tuple[int, int, int, bool]) -> None:
+        """Bring the views up to date with ``action``, which was taken in the state ``before`` describes."""
+        seat, round_number, tricks, knock_ended = before
+        if game.round_number != round_number or game.phase != PHASE_PLAY or ACTION_TRUMP <= action < ACTION_KNOCK:
+            self.rebuild(game)
+        elif action < 52 or ACTION_TURNED <= action < ACTION_DECLARE:
+            card = action if action < 52 else action - ACTION_TURNED
+            self._play(game, seat, card, action >= ACTION_TURNED, game.tricks_played != tricks)
+            if game.knock_ended != knock_ended:
+                for obs in self.views:
+                    obs[KNOCKING_OVER] = 1.0
+        elif action == ACTION_KNOCK:
+            for viewer, obs in enumerate(self.views):
+                _write_knocks(obs, viewer, game)
+        else:
+            for viewer, obs in enumerate(self.views):
+                obs[DECLARED + ((seat - viewer) & 3)] = 1.0
+
+    def _play(self, game: RingRangGame, seat: int, card: int, turned: bool, trick_done: bool) -> None:
+        """All four views after ``seat`` played ``card``."""
+        self.views[seat][HAND + card] = 0.0
+        if trick_done:
+            for viewer, obs in enumerate(self.views):
+                obs[PLAYED + ((seat - viewer) & 3) * 52 + card] = 1.0
+                if turned:
+                    obs[TURNED + card] = 1.0
+                obs[LEADER : LEADER + 4] = 0.0
+                obs[CURRENT : CURRENT + 208] = 0.0
+                _write_trick_counters(obs, viewer, game)
+            return
+        first = len(game.trick_cards) == 1
+        for viewer, obs in enumerate(self.views):
+            rel = (seat - viewer) & 3
+            obs[PLAYED + rel * 52 + card] = 1.0
+            obs[CURRENT + rel * 52 + card] = 1.0
+            if first:
+                obs[LEADER + rel] = 1.0
+            if turned:
+                obs[TURNED + card] = 1.0
