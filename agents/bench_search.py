@@ -16,14 +16,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from cardenvs import rang_v0, ring_rang_v0
+from cardenvs.games import game_spec
 
 from .registry import make_agent
 
 
 def positions(game: str, count: int, seed: int):
     """Yield (env, observation) at ``count`` decisions with a choice, from random play."""
-    env = ring_rang_v0.env(episode="round") if game == "ring_rang" else rang_v0.env(num_players=4, episode="deal")
+    env = game_spec(game).make_env(game_spec(game).episodes["deal"], num_players=4)
     rng = np.random.default_rng(seed)
     found = 0
     episode = 0
@@ -44,7 +44,7 @@ def positions(game: str, count: int, seed: int):
 
 def bench(spec: str, game: str, decisions: int, seed: int = 0) -> float:
     """Decisions per second of ``spec`` over ``decisions`` positions."""
-    agent = make_agent(spec, game, seed=seed, **({"num_players": 4} if game == "rang" else {}))
+    agent = make_agent(spec, game, seed=seed, **game_spec(game).env_info(4))
     spent = 0.0
     for env, obs in positions(game, decisions, seed):
         agent.reset()  # its choices are not played: forget its own discards

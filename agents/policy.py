@@ -13,6 +13,7 @@ samples from the masked softmax.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,29 +30,53 @@ ACTIVATIONS = {
 _TORCH_ACTIVATIONS = {"Tanh": "tanh", "ReLU": "relu", "Identity": "identity"}
 
 
+# ------------------------------------------------------------------ the format
+def layer_names(num_linears: int) -> list[str]:
+    """The array prefixes of an actor with ``num_linears`` Linear layers: ``hidden0``, ..., ``action``."""
+    return [f"hidden{i}" for i in range(num_linears - 1)] + ["action"]
+
+
+def policy_arrays(layers: Sequence[tuple[Any, Any]], activation: str, game: str) -> dict[str, np.ndarray]:
+    """The ``.npz`` content of an actor: its Linear layers' ``(weight, bias)`` in order (torch's ``out x in``
+    layout; tensors or arrays), the last one the action layer; every trainer's export writes through this."""
+    weights: dict[str, np.ndarray] = {}
+    for name, (weight, bias) in zip(layer_names(len(layers)), layers, strict=True):
+        weights[f"{name}/weight"] = _float32(weight)
+        weights[f"{name}/bias"] = _float32(bias)
+    weights["activation"] = np.array(activation)
+    weights["game"] = np.array(game)
+    return weights
+
+
+def policy_layers(weights: dict[str, np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The inverse of :func:`policy_arrays`: the ``(weight, bias)`` of each Linear layer, the action layer last."""
+    count = sum(1 for key in weights if key.startswith("hidden") and key.endswith("/weight")) + 1
+    return [(weights[f"{name}/weight"], weights[f"{name}/bias"]) for name in layer_names(count)]
+
+
+def _float32(value: Any) -> np.ndarray:
+    if hasattr(value, "detach"):  # a torch tensor
+        value = value.detach().cpu().numpy()
+    return np.asarray(value).astype(np.float32)
+
+
 # ------------------------------------------------------------------ export
 def actor_weights(model: Any, game: str) -> dict[str, np.ndarray]:
     """The actor of a MaskablePPO/PPO ``MlpPolicy`` model as numpy arrays (the ``.npz`` content)."""
     import torch.nn as nn
 
     policy = model.policy
-    weights: dict[str, np.ndarray] = {}
+    layers = []
     activation = "identity"
-    hidden = 0
     for module in policy.mlp_extractor.policy_net:
         if isinstance(module, nn.Linear):
-            weights[f"hidden{hidden}/weight"] = module.weight.detach().cpu().numpy().astype(np.float32)
-            weights[f"hidden{hidden}/bias"] = module.bias.detach().cpu().numpy().astype(np.float32)
-            hidden += 1
+            layers.append((module.weight, module.bias))
         elif type(module).__name__ in _TORCH_ACTIVATIONS:
             activation = _TORCH_ACTIVATIONS[type(module).__name__]
         else:
             raise ValueError(f"cannot export policy layer {module!r}: only Linear and {sorted(_TORCH_ACTIVATIONS)}")
-    weights["action/weight"] = policy.action_net.weight.detach().cpu().numpy().astype(np.float32)
-    weights["action/bias"] = policy.action_net.bias.detach().cpu().numpy().astype(np.float32)
-    weights["activation"] = np.array(activation)
-    weights["game"] = np.array(game)
-    return weights
+    layers.append((policy.action_net.weight, policy.action_net.bias))
+    return policy_arrays(layers, activation, game)
 
 
 def save_policy(weights: dict[str, np.ndarray], path: str | Path) -> Path:
@@ -119,9 +144,7 @@ class PolicyAgent(Agent):
             raise ValueError(f"policy {path or 'weights'} was trained for {str(weights['game'])!r}, not {game!r}")
         self.weights = weights
         self.greedy = bool(greedy)
-        count = sum(1 for key in weights if key.startswith("hidden") and key.endswith("/weight"))
-        self._layers = [(weights[f"hidden{i}/weight"].T, weights[f"hidden{i}/bias"]) for i in range(count)]
-        self._out = (weights["action/weight"].T, weights["action/bias"])
+        *self._layers, self._out = [(weight.T, bias) for weight, bias in policy_layers(weights)]
         self._activation = ACTIVATIONS[str(weights["activation"])]
         self.input_size = int(self._layers[0][0].shape[0] if self._layers else self._out[0].shape[0])
 

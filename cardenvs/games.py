@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .cards import CODES
+from .rang.engine import POINTS_SCALE as RANG_POINTS_SCALE
 
 
 def _load(entry_point: str) -> Any:
@@ -39,6 +40,7 @@ class GameSpec:
     partnerships: bool  # seats s and s + 2 play as one side (RING RANG) or every seat for itself
     episodes: dict[str, str]  # the harness's unit ("deal" or "game") -> the env's episode kind
     train_episode: str  # the episode kind the trainers use by default
+    deal_points: float  # a seat's reward in a one-deal episode times this = the points it scored in the deal
     # (rng, unit, num_players) -> reset options of one random deal (unit "deal") or game/match ("game")
     random_options: Callable[[np.random.Generator, str, int], dict[str, Any]] = field(repr=False, default=None)
     agents: dict[str, str] = field(default_factory=dict)  # agent name -> "module:factory"
@@ -77,6 +79,13 @@ class GameSpec:
         if self.partnerships:
             return (seat, (seat + 2) % num_players)
         return (seat,)
+
+    def won(self, reward: Any, episode: str) -> Any:
+        """Whether a side's episode reward is a win (numbers, arrays or tensors): a positive one, except in a
+        deal of a game without partnerships, where the seat that went out scores 0 points and wins."""
+        if self.partnerships or episode != self.episodes["deal"]:
+            return reward > 0
+        return reward >= 0
 
     # ------------------------------------------------------------- envs
     def env_kwargs(self, episode: str | None = None, num_players: int | None = None) -> dict[str, Any]:
@@ -155,6 +164,7 @@ GAMES: dict[str, GameSpec] = {
         partnerships=True,
         episodes={"deal": "round", "game": "game"},
         train_episode="round",
+        deal_points=1.0,  # a round's reward is its points (+ for the winners, - for the losers)
         random_options=_ring_rang_options,
         agents=_agents("ring_rang", "cardenvs.agents.search", "cardenvs.agents.policy",
                        "cardenvs.agents.ring_rang_rules", "cardenvs.agents.gauntlet_ring_rang",
@@ -171,6 +181,7 @@ GAMES: dict[str, GameSpec] = {
         partnerships=False,
         episodes={"deal": "deal", "game": "match"},
         train_episode="deal",
+        deal_points=-RANG_POINTS_SCALE,  # a deal's reward is -(points left in hand) / POINTS_SCALE
         random_options=_rang_options,
         agents=_agents("rang", "cardenvs.agents.search", "cardenvs.agents.policy",
                        "cardenvs.agents.rang_rules", "cardenvs.agents.gauntlet_rang",

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from cardenvs.cards import CODES, JOKER, RANKS, SUIT_SYMBOLS, SUITS, parse_card, pretty, rank_text
+from cardenvs.games import game_spec
 
 SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
 RELATIVE = ("you", "left", "partner", "right")  # RING RANG seats seen from the human
@@ -160,124 +161,38 @@ def choices_text(choices: Sequence[Choice]) -> str:
     return "  ".join(f"[{i}] {c.label}" for i, c in enumerate(choices, 1))
 
 
-# ------------------------------------------------------------------ the session
-class TerminalGame:
-    """One game in the terminal: the env loop with one human seat and agents elsewhere."""
+# ------------------------------------------------------------------ each game's table, as text
+class RingRangText:
+    """What a RING RANG player at ``seat`` reads: the table, the moves, the events, why a move is not legal."""
 
-    def __init__(
-        self,
-        game_name: str,
-        env_kwargs: dict[str, Any],
-        seat: int,
-        opponents: Sequence[str],
-        seed: int | None,
-        color: bool,
-        read: Callable[[str], str] = input,
-        write: Callable[[str], None] = print,
-    ):
-        from cardenvs.agents.registry import make_agent
-        from cardenvs.replay import make_env
+    rank_q = False  # "q" quits (no rank is typed alone)
 
-        self.game_name = game_name
-        self.env_kwargs = dict(env_kwargs)
-        self.env = make_env(game_name, env_kwargs)
-        self.raw = self.env.unwrapped
-        self.num_players = self.raw.num_players
-        if not 0 <= seat < self.num_players:
-            raise ValueError(f"--seat must be 0..{self.num_players - 1}, got {seat}")
-        others = [s for s in range(self.num_players) if s != seat]
-        specs = list(opponents)
-        if len(specs) == 1:
-            specs = specs * len(others)
-        if len(specs) != len(others):
-            raise ValueError(f"--opponents: give 1 spec or {len(others)} (one per other seat), got {len(specs)}")
-        env_info = {"num_players": self.num_players} if game_name == "rang" else {}
-        base_seed = 0 if seed is None else seed
-        self.agents = {
-            s: make_agent(spec, game_name, seed=base_seed + 1000 + s, **env_info)
-            for s, spec in zip(others, specs, strict=True)
-        }
-        self.specs = ["human" if s == seat else self.agents[s].name for s in range(self.num_players)]
-        self.seat = seat
-        self.seed = seed
-        self.color = color
-        self.read = read
-        self.write = write
-        self.actions: list[int] = []
-        self.decisions = 0
-        self._known_hand: Counter[int] | None = None  # Rang: the human's hand after their last move
+    def __init__(self, raw: Any, seat: int, color: bool):
+        self.raw, self.seat, self.color = raw, seat, color
 
-    # ------------------------------------------------------------- the loop
-    def run(self) -> bool:
-        """Play to the end; returns False when the human quit."""
-        env = self.env
-        env.reset(seed=self.seed)
-        for agent in self.agents.values():
-            agent.reset(seed=None)
-        self.write(self.intro())
-        try:
-            return self._loop()
-        except KeyboardInterrupt:  # Ctrl-C: stop like q, so --record still saves the moves so far
-            self.write("\nInterrupted (Ctrl-C): the game stops here.")
-            return False
+    def title(self) -> str:
+        return "RING RANG"
 
-    def _loop(self) -> bool:
-        env = self.env
-        for agent_name in env.agent_iter():
-            _obs, _reward, termination, truncation, _info = env.last()
-            if termination or truncation:
-                env.step(None)
-                continue
-            seat = self.raw.possible_agents.index(agent_name)
-            if seat == self.seat:
-                try:
-                    action = self.ask_human()
-                except QuitGame:
-                    self.write("You quit the game.")
-                    return False
-            else:
-                if getattr(self.agents[seat], "needs_env", False):  # search agents, as in train/evaluate.py
-                    self.agents[seat].observe_env(env)
-                action = self.agents[seat].act(env.observe(agent_name))
-            before = self.raw.game.clone() if self.game_name == "rang" else _ring_rang_facts(self.raw.game)
-            env.step(action)
-            self.actions.append(action)
-            for line in self.events(seat, action, before):
-                self.write(line)
-        self.write(self.result())
-        return True
+    def where(self, seat: int) -> str:
+        """Where a seat sits, seen from the player: `` (left)``."""
+        return f" ({RELATIVE[(seat - self.seat) & 3]})"
 
-    def ask_human(self) -> int:
+    def who(self, seat: int) -> str:
+        return f"player_{seat}{self.where(seat)}"
+
+    def input_help(self) -> str:
+        return "(type the number, or a card code such as QH / 10D, a trump letter C D H S, k to knock; q quits)"
+
+    def choices(self, legal: Sequence[int]) -> list[Choice]:
+        return ring_rang_choices(self.raw.game, legal, self.raw.action_names, self.color)
+
+    def facts(self) -> dict[str, Any]:
+        """What the event lines compare before and after a step."""
         game = self.raw.game
-        legal = self.env.legal_actions()
-        if self.game_name == "rang":
-            choices = rang_choices(game, legal, self.color)
-            self.write(self.rang_table())
-        else:
-            choices = ring_rang_choices(game, legal, self.raw.action_names, self.color)
-            self.write(self.ring_rang_table())
-        self.write("Legal: " + choices_text(choices))
-        self.write(self.input_help())
-        self.decisions += 1
-        while True:
-            try:
-                text = self.read(f"move {self.decisions}: your choice> ")
-            except EOFError:
-                raise QuitGame from None
-            try:
-                action = parse_choice(text, choices, rank_q=self.game_name == "rang")
-            except ValueError as error:
-                self.write(f"  ! {self.why_not(text) or error}")
-                continue
-            return action
+        return {"tricks": len(game.history), "rounds": len(game.rounds), "next_honour": game.next_honour}
 
-    def why_not(self, text: str) -> str | None:
-        """Why a typed card (RING RANG) or rank (Rang) is not legal now; None when the text names no card."""
-        typed = text.strip()
-        for symbol, letter in zip(SUIT_SYMBOLS, SUITS, strict=True):
-            typed = typed.replace(symbol, letter)
-        if self.game_name == "rang":
-            return self._why_not_rang(typed)
+    def why_not(self, typed: str) -> str | None:
+        """Why a typed card is not legal now; None when the text names no card."""
         try:
             card = parse_card(typed)
         except ValueError:
@@ -295,47 +210,7 @@ class TerminalGame:
                 return f"{shown} is not legal now: you must follow {SUIT_SYMBOLS[led]} (you hold {SUIT_SYMBOLS[led]})"
         return None
 
-    def _why_not_rang(self, typed: str) -> str | None:
-        from cardenvs.rang.engine import DISCARD, JOKER_KIND
-
-        lowered = typed.lower()
-        if lowered in ("jk", "joker"):
-            kind = JOKER_KIND
-        elif lowered in ("10", "t") or (len(lowered) == 1 and lowered.upper() in RANKS):
-            kind = RANKS.index("T" if lowered in ("10", "t") else lowered.upper())
-        else:
-            try:
-                card = parse_card(typed)
-            except ValueError:
-                return None
-            kind = JOKER_KIND if card == JOKER else card % 13
-        game = self.raw.game
-        shown = rank_text(kind)
-        if not game.hands[self.seat][kind]:
-            return f"you hold no {shown}"
-        if game.phase == DISCARD:
-            return None
-        top = pretty(game.pile[-1])
-        return (f"{shown} does not go on {top}: play one rank up, one down or the same, an Ace or the Joker "
-                "(or see the moves above)")
-
-    def input_help(self) -> str:
-        if self.game_name == "rang":
-            return "(type the number, or the rank: 2-10, J, Q, K, A, JK; a card code such as 7C works too; q quits)"
-        return "(type the number, or a card code such as QH / 10D, a trump letter C D H S, k to knock; q quits)"
-
-    def intro(self) -> str:
-        who = ", ".join(f"player_{s}: {spec}" for s, spec in enumerate(self.specs))
-        title = "RING RANG" if self.game_name == "ring_rang" else f"Rang, {self.num_players} players"
-        return f"=== {title} (seed {self.seed}); you are player_{self.seat}. Seats: {who}"
-
-    # ------------------------------------------------------------- RING RANG
-    def who(self, seat: int) -> str:
-        if self.game_name == "ring_rang":
-            return f"player_{seat} ({RELATIVE[(seat - self.seat) & 3]})"
-        return "you" if seat == self.seat else f"player_{seat}"
-
-    def ring_rang_table(self) -> str:
+    def table(self) -> str:
         game, me, c = self.raw.game, self.seat, self.color
         own, other = me & 1, 1 - (me & 1)
         trump = suit_text(game.trump, c) + " " + SUIT_NAMES[game.trump] if game.trump >= 0 else "not chosen yet"
@@ -357,10 +232,10 @@ class TerminalGame:
             lines.append(f"    trick so far: {played}")
         elif game.phase == 1:
             lines.append("    you lead this trick")
-        lines.append("    your hand: " + self.ring_rang_hand(game.hands[me]))
+        lines.append("    your hand: " + self.hand(game.hands[me]))
         return "\n".join(lines)
 
-    def ring_rang_hand(self, hand: int) -> str:
+    def hand(self, hand: int) -> str:
         groups = []
         for suit in range(4):
             cards = [card for card in range(suit * 13 + 12, suit * 13 - 1, -1) if hand >> card & 1]
@@ -368,7 +243,7 @@ class TerminalGame:
                 groups.append(" ".join(card_text(card, self.color) for card in cards))
         return "   ".join(groups) or "-"
 
-    def ring_rang_events(self, seat: int, action: int, before: dict[str, Any]) -> list[str]:
+    def events(self, seat: int, action: int, before: dict[str, Any]) -> list[str]:
         from cardenvs.ring_rang.engine import ACTION_KNOCK, ACTION_TRUMP, ACTION_TURNED
 
         game, c = self.raw.game, self.color
@@ -406,8 +281,67 @@ class TerminalGame:
             )
         return lines
 
-    # ------------------------------------------------------------------ Rang
-    def rang_table(self) -> str:
+    def result(self) -> str:
+        game = self.raw.game
+        own = self.seat & 1
+        team = "YOUR TEAM WINS" if game.winner_team == own else "the other team wins"
+        what = "round" if game.episode == "round" else "game"
+        return f"=== {what} over: {team}. Score: us {game.scores[own]}, them {game.scores[1 - own]}"
+
+
+class RangText:
+    """What a Rang player at ``seat`` reads (the cards drawn since the player's last move are named)."""
+
+    rank_q = True  # Q is a rank: only the lower-case "q" quits
+
+    def __init__(self, raw: Any, seat: int, color: bool):
+        self.raw, self.seat, self.color = raw, seat, color
+        self.known_hand: Counter[int] | None = None  # the player's hand after their last move
+
+    def title(self) -> str:
+        return f"Rang, {self.raw.num_players} players"
+
+    def where(self, seat: int) -> str:
+        return ""
+
+    def who(self, seat: int) -> str:
+        return "you" if seat == self.seat else f"player_{seat}"
+
+    def input_help(self) -> str:
+        return "(type the number, or the rank: 2-10, J, Q, K, A, JK; a card code such as 7C works too; q quits)"
+
+    def choices(self, legal: Sequence[int]) -> list[Choice]:
+        return rang_choices(self.raw.game, legal, self.color)
+
+    def facts(self) -> Any:
+        return self.raw.game.clone()
+
+    def why_not(self, typed: str) -> str | None:
+        """Why a typed rank or card is not legal now; None when the text names neither."""
+        from cardenvs.rang.engine import DISCARD, JOKER_KIND
+
+        lowered = typed.lower()
+        if lowered in ("jk", "joker"):
+            kind = JOKER_KIND
+        elif lowered in ("10", "t") or (len(lowered) == 1 and lowered.upper() in RANKS):
+            kind = RANKS.index("T" if lowered in ("10", "t") else lowered.upper())
+        else:
+            try:
+                card = parse_card(typed)
+            except ValueError:
+                return None
+            kind = JOKER_KIND if card == JOKER else card % 13
+        game = self.raw.game
+        shown = rank_text(kind)
+        if not game.hands[self.seat][kind]:
+            return f"you hold no {shown}"
+        if game.phase == DISCARD:
+            return None
+        top = pretty(game.pile[-1])
+        return (f"{shown} does not go on {top}: play one rank up, one down or the same, an Ace or the Joker "
+                "(or see the moves above)")
+
+    def table(self) -> str:
         from cardenvs.rang.engine import DISCARD
 
         game, me, c = self.raw.game, self.seat, self.color
@@ -418,8 +352,8 @@ class TerminalGame:
             f"top card {card_text(game.pile[-1], c)}; stock {len(game.stock)}, discard pile {len(game.discard)}",
         ]
         others = []
-        for i in range(1, self.num_players):
-            seat = (me + i) % self.num_players
+        for i in range(1, self.raw.num_players):
+            seat = (me + i) % self.raw.num_players
             if not game.alive[seat]:
                 others.append(f"player_{seat}: out")
                 continue
@@ -427,8 +361,8 @@ class TerminalGame:
             others.append(f"player_{seat}: {_cards(game.hand_size[seat])}, {game.totals[seat]} pts{note}")
         lines.append("    " + "; ".join(others))
         lines.append(f"    your points: {game.totals[me]}")
-        if self._known_hand is not None:
-            new = Counter(hand) - self._known_hand
+        if self.known_hand is not None:
+            new = Counter(hand) - self.known_hand
             if new:
                 lines.append("    you drew: " + " ".join(card_text(x, c) for x in sorted(new.elements())))
         if game.phase == DISCARD:
@@ -438,7 +372,7 @@ class TerminalGame:
         lines.append("    your hand: " + " ".join(card_text(x, c) for x in hand))
         return "\n".join(lines)
 
-    def rang_events(self, seat: int, action: int, before: Any) -> list[str]:
+    def events(self, seat: int, action: int, before: Any) -> list[str]:
         from cardenvs.rang.engine import DISCARD_OFFSET
 
         game, c = self.raw.game, self.color
@@ -452,7 +386,7 @@ class TerminalGame:
             lines.append(f"  {actor} play{'s' if seat != self.seat else ''} {card_text(card, c)}")
         new_deal = game.deal_number != before.deal_number
         if game.match_over or new_deal:
-            self._known_hand = Counter(game.hand_cards(self.seat)) if new_deal else None
+            self.known_hand = Counter(game.hand_cards(self.seat)) if new_deal else None
             if game.truncated:
                 lines.append("  === the deal hit the turn limit and is cut short")
                 return lines
@@ -467,29 +401,18 @@ class TerminalGame:
         elif before.out_seat >= 0 and game.out_seat < 0:
             back = "are" if before.out_seat == self.seat else "is"
             lines.append(f"  {self.who(before.out_seat)} drew 2 and {back} back in the deal")
-        for other in range(self.num_players):
+        for other in range(self.raw.num_players):
             grown = game.hand_size[other] - before.hand_size[other]
             if other != seat and other != before.out_seat and grown > 0:
                 kept = " (kept: had one card)" if game.current != other else ""
                 lines.append(f"  {self.who(other)} cannot play and draw{'s' if other != self.seat else ''} "
                              f"{_cards(grown)}{kept}")  # fmt: skip
         if seat == self.seat:
-            self._known_hand = Counter(game.hand_cards(self.seat))
+            self.known_hand = Counter(game.hand_cards(self.seat))
         return lines
-
-    # ------------------------------------------------------------------ both
-    def events(self, seat: int, action: int, before: Any) -> list[str]:
-        if self.game_name == "rang":
-            return self.rang_events(seat, action, before)
-        return self.ring_rang_events(seat, action, before)
 
     def result(self) -> str:
         game = self.raw.game
-        if self.game_name == "ring_rang":
-            own = self.seat & 1
-            team = "YOUR TEAM WINS" if game.winner_team == own else "the other team wins"
-            what = "round" if self.env_kwargs.get("episode") == "round" else "game"
-            return f"=== {what} over: {team}. Score: us {game.scores[own]}, them {game.scores[1 - own]}"
         if game.truncated:
             return "=== stopped at the turn limit"
         if game.single_deal:
@@ -499,13 +422,128 @@ class TerminalGame:
         return f"=== match over: {'YOU WIN' if winner == self.seat else f'player_{winner} wins'}"
 
 
+TEXT_VIEWS: dict[str, type] = {"ring_rang": RingRangText, "rang": RangText}  # one per game of cardenvs.games
+
+
 def _cards(count: int) -> str:
     return "a card" if count == 1 else f"{count} cards"
 
 
-def _ring_rang_facts(game: Any) -> dict[str, Any]:
-    """What the RING RANG event lines compare before and after a step."""
-    return {"tricks": len(game.history), "rounds": len(game.rounds), "next_honour": game.next_honour}
+# ------------------------------------------------------------------ the session
+class TerminalGame:
+    """One game in the terminal: the env loop with one human seat and agents elsewhere."""
+
+    def __init__(
+        self,
+        game_name: str,
+        env_kwargs: dict[str, Any],
+        seat: int,
+        opponents: Sequence[str],
+        seed: int | None,
+        color: bool,
+        read: Callable[[str], str] = input,
+        write: Callable[[str], None] = print,
+    ):
+        from cardenvs.agents.registry import make_agent
+        from cardenvs.replay import make_env
+
+        self.game_name = game_name
+        self.env_kwargs = dict(env_kwargs)
+        self.env = make_env(game_name, env_kwargs)
+        self.raw = self.env.unwrapped
+        self.num_players = self.raw.num_players
+        if not 0 <= seat < self.num_players:
+            raise ValueError(f"--seat must be 0..{self.num_players - 1}, got {seat}")
+        others = [s for s in range(self.num_players) if s != seat]
+        specs = list(opponents)
+        if len(specs) == 1:
+            specs = specs * len(others)
+        if len(specs) != len(others):
+            raise ValueError(f"--opponents: give 1 spec or {len(others)} (one per other seat), got {len(specs)}")
+        env_info = game_spec(game_name).env_info(self.num_players)
+        base_seed = 0 if seed is None else seed
+        self.agents = {
+            s: make_agent(spec, game_name, seed=base_seed + 1000 + s, **env_info)
+            for s, spec in zip(others, specs, strict=True)
+        }
+        self.specs = ["human" if s == seat else self.agents[s].name for s in range(self.num_players)]
+        self.seat = seat
+        self.seed = seed
+        self.color = color
+        self.read = read
+        self.write = write
+        self.text = TEXT_VIEWS[game_name](self.raw, seat, color)
+        self.actions: list[int] = []
+        self.decisions = 0
+
+    # ------------------------------------------------------------- the loop
+    def run(self) -> bool:
+        """Play to the end; returns False when the human quit."""
+        env = self.env
+        env.reset(seed=self.seed)
+        for agent in self.agents.values():
+            agent.reset(seed=None)
+        self.write(self.intro())
+        try:
+            return self._loop()
+        except KeyboardInterrupt:  # Ctrl-C: stop like q, so --record still saves the moves so far
+            self.write("\nInterrupted (Ctrl-C): the game stops here.")
+            return False
+
+    def _loop(self) -> bool:
+        env = self.env
+        for agent_name in env.agent_iter():
+            _obs, _reward, termination, truncation, _info = env.last()
+            if termination or truncation:
+                env.step(None)
+                continue
+            seat = self.raw.possible_agents.index(agent_name)
+            if seat == self.seat:
+                try:
+                    action = self.ask_human()
+                except QuitGame:
+                    self.write("You quit the game.")
+                    return False
+            else:
+                if getattr(self.agents[seat], "needs_env", False):  # search agents, as in train/evaluate.py
+                    self.agents[seat].observe_env(env)
+                action = self.agents[seat].act(env.observe(agent_name))
+            before = self.text.facts()
+            env.step(action)
+            self.actions.append(action)
+            for line in self.text.events(seat, action, before):
+                self.write(line)
+        self.write(self.text.result())
+        return True
+
+    def ask_human(self) -> int:
+        choices = self.text.choices(self.env.legal_actions())
+        self.write(self.text.table())
+        self.write("Legal: " + choices_text(choices))
+        self.write(self.text.input_help())
+        self.decisions += 1
+        while True:
+            try:
+                text = self.read(f"move {self.decisions}: your choice> ")
+            except EOFError:
+                raise QuitGame from None
+            try:
+                action = parse_choice(text, choices, rank_q=self.text.rank_q)
+            except ValueError as error:
+                self.write(f"  ! {self.why_not(text) or error}")
+                continue
+            return action
+
+    def why_not(self, text: str) -> str | None:
+        """Why a typed card (RING RANG) or rank (Rang) is not legal now; None when the text names no card."""
+        typed = text.strip()
+        for symbol, letter in zip(SUIT_SYMBOLS, SUITS, strict=True):
+            typed = typed.replace(symbol, letter)
+        return self.text.why_not(typed)
+
+    def intro(self) -> str:
+        who = ", ".join(f"player_{s}: {spec}" for s, spec in enumerate(self.specs))
+        return f"=== {self.text.title()} (seed {self.seed}); you are player_{self.seat}. Seats: {who}"
 
 
 # ------------------------------------------------------------------ CLI
@@ -527,9 +565,10 @@ def seat_specs(game_name: str, num_players: int, seat: int, opponents: Sequence[
     default = default_opponent(game_name)
     opponents = list(opponents or [default])
     others = [s for s in range(num_players) if s != seat]
-    if game_name == "rang":
+    if not game_spec(game_name).partnerships:
         if partner is not None:
-            raise ValueError("--partner: Rang has no partners; give every other seat with --opponents")
+            raise ValueError(f"--partner: {game_spec(game_name).title} has no partners; give every other seat "
+                             "with --opponents")
         if len(opponents) not in (1, len(others)):
             raise ValueError(f"--opponents: give 1 spec or {len(others)} (one per other seat), got {len(opponents)}")
         return opponents * len(others) if len(opponents) == 1 else opponents
@@ -581,18 +620,19 @@ def main(argv: Sequence[str] | None = None, read: Callable[[str], str] = input) 
     args = parser.parse_args(argv)  # fmt: skip
     try:
         game_name = env_name(args.game)
+        spec = game_spec(game_name)
         env_kwargs: dict[str, Any] = {}
-        if game_name == "rang":
+        if spec.fixed_players:
+            spec.check_players(args.players, "--players")
+        else:
             env_kwargs["num_players"] = args.players
-        elif args.players != 4:
-            raise ValueError("--players: RING RANG is always 4 players")
         if args.episode is not None:
             env_kwargs["episode"] = args.episode
         if args.seed is not None and args.seed < 0:
             raise ValueError(f"--seed: expected an int >= 0, got {args.seed}")
         if args.record:
             check_record_path(args.record)
-        num_players = args.players if game_name == "rang" else 4
+        num_players = spec.players_or_fixed(args.players)
         if not 0 <= args.seat < num_players:
             raise ValueError(f"--seat must be 0..{num_players - 1}, got {args.seat}")
         opponents = seat_specs(game_name, num_players, args.seat, args.opponents, args.partner)

@@ -362,11 +362,10 @@ def _draw_rang(view: dict[str, Any]) -> np.ndarray:
 
 def draw_view(view: dict[str, Any]) -> np.ndarray:
     """Paint a table view (from :func:`ring_rang_view` / :func:`rang_view`) as an ``HxWx3`` ``uint8`` array."""
-    if view.get("game") == "ring_rang":
-        return _draw_ring_rang(view)
-    if view.get("game") == "rang":
-        return _draw_rang(view)
-    raise ValueError(f"view['game'] must be 'ring_rang' or 'rang', got {view.get('game')!r}")
+    painters = {"ring_rang": _draw_ring_rang, "rang": _draw_rang}
+    if view.get("game") not in painters:
+        raise ValueError(f"view['game'] must be one of {sorted(painters)}, got {view.get('game')!r}")
+    return painters[view["game"]](view)
 
 
 def render_rgb(env: Any, observer: int | None = None) -> np.ndarray:

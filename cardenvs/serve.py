@@ -39,7 +39,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from cardenvs.cards import CODES
-from cardenvs.play import RELATIVE, TerminalGame, _ring_rang_facts, default_opponent, rang_choices, ring_rang_choices
+from cardenvs.games import game_spec
+from cardenvs.play import TerminalGame, default_opponent
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
 MAX_BODY = 4096
@@ -87,13 +88,13 @@ class WebGame(TerminalGame):
         return self.raw.possible_agents.index(self.env.agent_selection)
 
     def _step(self, seat: int, action: int) -> None:
-        before = self.raw.game.clone() if self.game_name == "rang" else _ring_rang_facts(self.raw.game)
+        before = self.text.facts()
         self.env.step(action)
         self.actions.append(int(action))
-        self.log.extend(self.events(seat, action, before))
+        self.log.extend(self.text.events(seat, action, before))
         self._skip_finished()
         if self.over:
-            self.log.append(self.result())
+            self.log.append(self.text.result())
 
     def advance(self, limit: int = 100_000) -> None:
         """Let the agents move until it is the person's turn or the game is over."""
@@ -119,27 +120,9 @@ class WebGame(TerminalGame):
         button's caption beside the face)."""
         if not self.human_to_act():
             return []
-        game, legal = self.raw.game, self.env.legal_actions()
-        moves = []
-        if self.game_name == "rang":
-            from cardenvs.rang.engine import DISCARD_OFFSET
-
-            hand = game.hands[self.seat]
-            for choice in rang_choices(game, legal, color=False):
-                codes = [CODES[card] for card in hand[choice.action % DISCARD_OFFSET]]
-                text = ("discard" if choice.action >= DISCARD_OFFSET else "") + (f" ({len(codes)})" * (len(codes) > 1))
-                moves.append(_move(choice.action, choice.label, codes, codes[0] if codes else None, text.strip()))
-            return moves
-        from cardenvs.ring_rang.engine import ACTION_DECLARE, ACTION_TURNED
-
-        for choice in ring_rang_choices(game, legal, self.raw.action_names, color=False):
-            if choice.action < 52:
-                moves.append(_move(choice.action, choice.label, [CODES[choice.action]], CODES[choice.action], ""))
-            elif ACTION_TURNED <= choice.action < ACTION_DECLARE:
-                moves.append(_move(choice.action, choice.label, [], CODES[choice.action - ACTION_TURNED], "turned"))
-            else:
-                moves.append(_move(choice.action, choice.label, [], None, choice.label))
-        return moves
+        faces = MOVE_FACES[self.game_name]
+        return [_move(choice.action, choice.label, *faces(self.raw.game, self.seat, choice.action, choice.label))
+                for choice in self.text.choices(self.env.legal_actions())]
 
     def move(self, action: Any, turn: Any = None) -> None:
         """Play the person's move (MoveError if it is not theirs to make), then the agents' moves."""
@@ -161,14 +144,12 @@ class WebGame(TerminalGame):
     # ------------------------------------------------------------- what the page gets
     def intro(self) -> str:
         """As :meth:`TerminalGame.intro`, without the seed (it would give every hand away)."""
-        title = "RING RANG" if self.game_name == "ring_rang" else f"Rang, {self.num_players} players"
-        return f"=== {title}; you are player_{self.seat}. Seats: " + ", ".join(self.seat_names())
+        return f"=== {self.text.title()}; you are player_{self.seat}. Seats: " + ", ".join(self.seat_names())
 
     def seat_names(self) -> list[str]:
         names = []
         for seat, spec in enumerate(self.specs):
-            where = f" ({RELATIVE[(seat - self.seat) & 3]})" if self.game_name == "ring_rang" else ""
-            names.append(f"player_{seat}{where}: {'you' if seat == self.seat else spec}")
+            names.append(f"player_{seat}{self.text.where(seat)}: {'you' if seat == self.seat else spec}")
         return names
 
     def state(self) -> dict[str, Any]:
@@ -178,7 +159,7 @@ class WebGame(TerminalGame):
         to_act = self.human_to_act()
         table = ""
         if to_act:
-            table = (self.rang_table() if self.game_name == "rang" else self.ring_rang_table()).strip("\n")
+            table = self.text.table().strip("\n")
         return {
             "game": self.game_name,
             "seat": self.seat,
@@ -201,6 +182,29 @@ class WebGame(TerminalGame):
         if not self.finished:
             raise MoveError("the game log is ready once the game is over (or given up)")
         return record(self.game_name, self.env_kwargs, self.seed, None, self.actions, self.specs)
+
+
+def _ring_rang_faces(game: Any, seat: int, action: int, label: str) -> tuple[list[str], str | None, str]:
+    """A RING RANG move's hand cards that select it, the card on its button and the caption beside it."""
+    from cardenvs.ring_rang.engine import ACTION_DECLARE, ACTION_TURNED
+
+    if action < 52:
+        return [CODES[action]], CODES[action], ""
+    if ACTION_TURNED <= action < ACTION_DECLARE:
+        return [], CODES[action - ACTION_TURNED], "turned"
+    return [], None, label
+
+
+def _rang_faces(game: Any, seat: int, action: int, label: str) -> tuple[list[str], str | None, str]:
+    """A Rang move (a rank played or discarded): every card of the rank in the hand selects it."""
+    from cardenvs.rang.engine import DISCARD_OFFSET
+
+    codes = [CODES[card] for card in game.hands[seat][action % DISCARD_OFFSET]]
+    text = ("discard" if action >= DISCARD_OFFSET else "") + (f" ({len(codes)})" * (len(codes) > 1))
+    return codes, codes[0] if codes else None, text.strip()
+
+
+MOVE_FACES = {"ring_rang": _ring_rang_faces, "rang": _rang_faces}
 
 
 def _move(action: int, label: str, codes: list[str], face: str | None, text: str) -> dict[str, Any]:
@@ -513,12 +517,10 @@ def seat_specs(game_name: str, num_players: int, seat: int, opponents: Sequence[
     if not 0 <= seat < num_players:
         raise ValueError(f"--seat must be 0..{num_players - 1}, got {seat}")
     others = [s for s in range(num_players) if s != seat]
-    if game_name == "rang":
-        if partner is not None:
-            raise ValueError("--partner: Rang has no partners (use --opponents)")
-        partner_seats: list[int] = []
-    else:
-        partner_seats = [(seat + 2) & 3]
+    spec = game_spec(game_name)
+    if not spec.partnerships and partner is not None:
+        raise ValueError(f"--partner: {spec.title} has no partners (use --opponents)")
+    partner_seats = [s for s in spec.seats_of_side(seat, num_players) if s != seat]
     opponent_seats = [s for s in others if s not in partner_seats]
     specs = list(opponents)
     if len(specs) == 1:
@@ -559,20 +561,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         game_name = env_name(args.game)  # ring-rang, ring_rang or rang
-        env_kwargs: dict[str, Any] = {}
-        if game_name == "rang":
-            env_kwargs["num_players"] = 4 if args.players is None else args.players
-        elif args.players not in (None, 4):
-            raise ValueError("--players: RING RANG is always 4 players")
+        spec = game_spec(game_name)
+        num_players = spec.check_players(spec.players_or_fixed(4) if args.players is None else args.players,
+                                         "--players")
+        env_kwargs: dict[str, Any] = {} if spec.fixed_players else {"num_players": num_players}
         if args.episode is not None:
             env_kwargs["episode"] = args.episode
         if not 0 <= args.port <= 65535:
             raise ValueError(f"--port must be 0..65535, got {args.port}")
         if args.seed is not None and args.seed < 0:
             raise ValueError(f"--seed must be >= 0, got {args.seed}")
-        num_players = env_kwargs.get("num_players", 4)
-        if game_name == "rang" and (isinstance(num_players, bool) or not 2 <= num_players <= 10):
-            raise ValueError(f"--players must be 2..10, got {num_players}")
         opponents = args.opponents or [default_opponent(game_name)]
         specs = seat_specs(game_name, num_players, args.seat, opponents, args.partner)
         seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
@@ -580,7 +578,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         def new_game(game_seed: int) -> WebGame:
             return WebGame(game_name, env_kwargs, args.seat, specs, game_seed)
 
-        title = "RING RANG" if game_name == "ring_rang" else f"Rang, {num_players} players"
+        title = spec.title + ("" if spec.fixed_players else f", {num_players} players")
         app = App(new_game, seed, f"cardenvs serve: {title}")  # builds every agent: bad specs fail here
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)

@@ -67,7 +67,7 @@ def request(app: App, path: str, body: Any = None, token: str | None = None, hea
         (["--game", "poker"], "env must be one of"),
         (["--game", "rang", "--partner", "random"], "Rang has no partners"),
         (["--game", "ring-rang", "--players", "3"], "RING RANG is always 4 players"),
-        (["--game", "rang", "--players", "11"], "--players must be 2..10"),
+        (["--game", "rang", "--players", "11"], "--players: Rang takes 2..10 players"),
         (["--game", "rang", "--players", "3", "--seat", "3"], "--seat must be 0..2"),
         (["--game", "ring_rang", "--opponents", "nope"], "unknown agent 'nope'"),
         (["--game", "ring-rang", "--opponents", "random", "random", "random"], "give 1 spec or 2"),

@@ -186,10 +186,11 @@ def test_corrupt_or_partial_checkpoint_is_a_clear_error(tmp_path):
     ],
 )
 def test_bad_config_fields_are_named(tmp_path, fields, message):
-    from cardenvs.train.selfplay import config_from_dict
+    from cardenvs.train.config_files import config_from_dict
+    from cardenvs.train.selfplay import TrainConfig
 
     with pytest.raises(ValueError, match=message):
-        config_from_dict({"game": "ring_rang", **fields})
+        config_from_dict({"game": "ring_rang", **fields}, "test", TrainConfig)
 
 
 def test_bad_config_exits_2_with_the_field_named(tmp_path):
@@ -293,7 +294,7 @@ def test_checkpoint_pointer_is_confined_to_the_run_folder(tmp_path):
     """Issue 19 item 8: latest.json cannot send --resume to a folder outside checkpoints/."""
     import hashlib
 
-    from cardenvs.train.selfplay import CheckpointError, load_checkpoint
+    from cardenvs.train.runs import CheckpointError, load_checkpoint
 
     outside = tmp_path / "elsewhere" / "step_5"
     outside.mkdir(parents=True)

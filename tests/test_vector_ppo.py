@@ -21,7 +21,8 @@ import torch
 import yaml
 
 from cardenvs.agents.policy import PolicyAgent, load_policy
-from cardenvs.train.selfplay import config_from_dict, load_checkpoint
+from cardenvs.train.config_files import config_from_dict
+from cardenvs.train.runs import load_checkpoint
 from cardenvs.train.vector_ppo import SELF as SELF_ID
 from cardenvs.train.vector_ppo import (
     ActorCritic,
@@ -342,7 +343,7 @@ def test_hand_edited_checkpoint_with_valid_hashes_is_a_checkpoint_error(tmp_path
     """Data only, and no traceback: a model.pt missing a key, re-hashed, stops the resume with CheckpointError."""
     import hashlib
 
-    from cardenvs.train.selfplay import CheckpointError
+    from cardenvs.train.runs import CheckpointError
 
     config = tiny("rang", tmp_path / "run", total_steps=200)
     train(config)

@@ -1,13 +1,20 @@
-"""YAML config files read into documented dataclasses: unknown or ill-typed fields are errors naming the field."""
+"""The config base of every trainer: YAML files read into documented dataclasses, and the checks they share.
+
+Unknown or ill-typed fields are errors naming the field; :func:`check_game_config` holds the checks that
+every run config (SB3, batched PPO, distillation) makes the same way, so they are written once.
+"""
 
 from __future__ import annotations
 
 import types
 import typing
+from collections.abc import Sequence
 from dataclasses import fields
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
+
+from cardenvs.games import GameSpec, canonical_game, game_spec
 
 
 def read_yaml_mapping(path: str | Path, kind: str) -> dict[str, Any]:
@@ -30,6 +37,11 @@ def read_yaml_mapping(path: str | Path, kind: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ValueError(f"{kind} {path}: expected a mapping of fields")
     return data
+
+
+def load_config(path: str | Path, schema: type) -> Any:
+    """A ``schema`` dataclass from a YAML file (see :func:`config_from_dict`)."""
+    return config_from_dict(read_yaml_mapping(path, "train config"), str(path), schema)
 
 
 def config_from_dict(data: dict[str, Any], source: str, schema: type) -> Any:
@@ -82,3 +94,45 @@ def require(command: str, *modules: str) -> None:
     missing = [m for m in modules if find_spec(m) is None]
     if missing:
         raise ValueError(f"{command} needs {', '.join(missing)} (not installed): pip install 'cardenvs[train]'")
+
+
+def check_counts(config: Any, names: Sequence[str]) -> None:
+    """Each named field is an int >= 1."""
+    for name in names:
+        value = getattr(config, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name}: expected an int >= 1, got {value!r}")
+
+
+def check_game_config(config: Any, counts: Sequence[str] = (), agent_fields: Sequence[str] = ()) -> GameSpec:
+    """The checks every run config shares; returns the game's :class:`GameSpec`.
+
+    ``game`` gets its one spelling; ``num_players`` must suit the game; ``episode`` (where the config has
+    one) must be one of the game's kinds or "" (the default); the ``counts`` fields are ints >= 1; every
+    agent spec in the ``agent_fields`` is built once, so a bad one fails before any work.
+    """
+    from cardenvs.agents.registry import check_agent, check_spec
+
+    config.game = canonical_game(config.game)
+    spec = game_spec(config.game)
+    spec.check_players(config.num_players)
+    check_counts(config, counts)
+    for field_name in agent_fields:
+        for agent in getattr(config, field_name):
+            try:
+                check_spec(agent, config.game)
+                check_agent(agent, config.game, **spec.env_info(config.num_players))
+            except ValueError as error:
+                raise ValueError(f"{field_name}: {error}") from None
+    episodes = tuple(spec.episodes.values())
+    if getattr(config, "episode", "") and config.episode not in episodes:
+        raise ValueError(f"episode: expected one of {episodes} for {config.game}, got {config.episode!r}")
+    return spec
+
+
+def check_network(config: Any) -> None:
+    """``net_arch`` (hidden layer sizes) and ``activation`` of a policy network."""
+    if config.activation not in ("relu", "tanh"):
+        raise ValueError(f"activation: expected 'relu' or 'tanh', got {config.activation!r}")
+    if not config.net_arch or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in config.net_arch):
+        raise ValueError(f"net_arch: expected a non-empty list of layer sizes, got {config.net_arch!r}")

@@ -33,10 +33,11 @@ from typing import Any
 
 import numpy as np
 
-from cardenvs.agents.policy import PolicyAgent, load_policy, save_policy
-from cardenvs.agents.registry import GAMES, canonical_game, make_agent
+from cardenvs.agents.policy import PolicyAgent, load_policy, policy_arrays, policy_layers, save_policy
+from cardenvs.agents.registry import make_agent
+from cardenvs.games import game_spec
 
-from .config_files import config_from_dict, read_yaml_mapping
+from .config_files import check_game_config, config_from_dict, read_yaml_mapping
 from .evaluate import EvalConfig, deal_options, make_env, progress_bar
 
 
@@ -62,25 +63,20 @@ class DistillConfig:
     include_labels: list[str] = field(default_factory=list)
 
     def validate(self) -> None:
-        self.game = canonical_game(self.game)
-        if self.game not in GAMES:
-            raise ValueError(f"game: expected one of {GAMES}, got {self.game!r}")
+        spec = check_game_config(self, counts=("deals", "chunk", "workers", "epochs", "minibatch_size",
+                                               "torch_threads"))
         if not self.student or not Path(self.student).is_file():
             raise ValueError(f"student: no policy file {self.student!r}")
-        for name in ("deals", "chunk", "workers", "epochs", "minibatch_size", "torch_threads"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name}: expected an int >= 1, got {value!r}")
         if not self.learning_rate > 0:
             raise ValueError(f"learning_rate: expected > 0, got {self.learning_rate!r}")
-        make_agent(self.teacher, self.game, seed=0, **self.env_info())  # a bad spec fails here
+        make_agent(self.teacher, self.game, seed=0, **spec.env_info(self.num_players))  # a bad spec fails here
         PolicyAgent(path=self.student, game=self.game)
         for folder in self.include_labels:
             if not sorted((Path(folder) / "labels").glob("chunk_*.npz")):
                 raise ValueError(f"include_labels: no labels in {folder}/labels")
 
     def env_info(self) -> dict[str, Any]:
-        return {"num_players": self.num_players} if self.game == "rang" else {}
+        return game_spec(self.game).env_info(self.num_players)
 
 
 # ------------------------------------------------------------ positions and labels
@@ -166,13 +162,13 @@ def fit(config: DistillConfig, paths: list[Path]) -> Path:
     held = max(1, len(paths) // 20) if len(paths) > 1 else 0
     train_set, held_set = load_labels(paths[held:]), (load_labels(paths[:held]) if held else None)
     weights = load_policy(config.student)
-    count = sum(1 for k in weights if k.startswith("hidden") and k.endswith("/weight"))
-    names = [f"hidden{i}" for i in range(count)] + ["action"]
-    layers = [nn.Linear(*weights[f"{n}/weight"].shape[::-1]) for n in names]
-    with torch.no_grad():
-        for name, layer in zip(names, layers, strict=True):
-            layer.weight.copy_(torch.as_tensor(weights[f"{name}/weight"]))
-            layer.bias.copy_(torch.as_tensor(weights[f"{name}/bias"]))
+    layers = []
+    for weight, bias in policy_layers(weights):
+        layer = nn.Linear(weight.shape[1], weight.shape[0])
+        with torch.no_grad():
+            layer.weight.copy_(torch.as_tensor(weight))
+            layer.bias.copy_(torch.as_tensor(bias))
+        layers.append(layer)
     activation = nn.ReLU() if str(weights["activation"]) == "relu" else nn.Tanh()
     model = nn.Sequential(*[m for layer in layers[:-1] for m in (layer, activation)], layers[-1])
     optimizer = torch.optim.Adam(model.parameters(), lr=config.learning_rate)
@@ -202,10 +198,7 @@ def fit(config: DistillConfig, paths: list[Path]) -> Path:
             writer.writerow(row)
             f.flush()
             print(f"epoch {epoch}: train accuracy {row[2]}, held-out {row[3]}", file=sys.stderr)
-    fitted = dict(weights)
-    for name, layer in zip(names, layers, strict=True):
-        fitted[f"{name}/weight"] = layer.weight.detach().numpy().astype(np.float32)
-        fitted[f"{name}/bias"] = layer.bias.detach().numpy().astype(np.float32)
+    fitted = policy_arrays([(layer.weight, layer.bias) for layer in layers], str(weights["activation"]), config.game)
     path = save_policy(fitted, Path(config.run_dir) / "policy.npz")
     if config.export_to:
         Path(config.export_to).parent.mkdir(parents=True, exist_ok=True)

@@ -184,7 +184,7 @@ def _outcome(config: EvalConfig, rewards: list[float], truncated: bool) -> tuple
         winners = [] if truncated or rewards[0] == 0 else list(spec.seats_of_side(0 if rewards[0] > 0 else 1, 4))
         return rewards, winners
     if config.unit == "deal":
-        points = [round(-100 * r) for r in rewards]
+        points = [round(spec.deal_points * r) for r in rewards]
         winners = [] if truncated else [s for s, p in enumerate(points) if p == 0][:1]
         return [float(p) for p in points], winners
     winners = [] if truncated else [s for s, r in enumerate(rewards) if r > 0]

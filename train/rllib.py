@@ -50,8 +50,9 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
-from cardenvs.agents.policy import PolicyAgent, save_policy
-from cardenvs.agents.registry import GAMES
+from cardenvs.agents.policy import PolicyAgent, policy_arrays, save_policy
+from cardenvs.games import game_spec
+from cardenvs.train.config_files import check_counts
 from cardenvs.train.wrappers import make_aec_env
 
 POLICY_MODES = ("shared", "per_team", "per_seat")
@@ -192,20 +193,8 @@ def actor_weights(module: Any, game: str, state: dict[str, Any] | None = None) -
     if None in hidden_activations or len(hidden_activations) > 1:
         raise ValueError(f"cannot export the actor: hidden layers need one activation, got {activations[:-1]}")
 
-    def array(key: str) -> np.ndarray:
-        value = state[key]
-        value = value.detach().cpu().numpy() if isinstance(value, torch.Tensor) else np.asarray(value)
-        return value.astype(np.float32)
-
-    weights = {}
-    for index, prefix in enumerate(linear[:-1]):
-        weights[f"hidden{index}/weight"] = array(f"{prefix}.weight")
-        weights[f"hidden{index}/bias"] = array(f"{prefix}.bias")
-    weights["action/weight"] = array(f"{linear[-1]}.weight")
-    weights["action/bias"] = array(f"{linear[-1]}.bias")
-    weights["activation"] = np.array(hidden_activations.pop() if hidden_activations else "tanh")
-    weights["game"] = np.array(game)
-    return weights
+    layers = [(state[f"{prefix}.weight"], state[f"{prefix}.bias"]) for prefix in linear]
+    return policy_arrays(layers, hidden_activations.pop() if hidden_activations else "tanh", game)
 
 
 def export_policy(source: Any, game: str, path: str | Path, module_id: str | None = None) -> Path:
@@ -281,22 +270,17 @@ class RLlibConfig:
     export_module: str | None = None  # the policy to export (None: the first, "shared" or "team_0")
 
     def __post_init__(self) -> None:
-        if self.game not in GAMES:
-            raise ValueError(f"game: expected one of {GAMES}, got {self.game!r}")
-        if self.game == "ring_rang" and self.num_players != 4:
-            raise ValueError(f"num_players: RING RANG has 4 players, got {self.num_players!r}")
-        if not isinstance(self.num_players, int) or not 2 <= self.num_players <= 10:
-            raise ValueError(f"num_players: expected an int 2..10, got {self.num_players!r}")
+        spec = game_spec(self.game)
+        self.game = spec.name
+        spec.check_players(self.num_players)
         if self.policies not in POLICY_MODES:
             raise ValueError(f"policies: expected one of {POLICY_MODES}, got {self.policies!r}")
-        if self.policies == "per_team" and self.game != "ring_rang":
-            raise ValueError("policies: 'per_team' is for RING RANG (Rang has no teams)")
+        if self.policies == "per_team" and not spec.partnerships:
+            raise ValueError(f"policies: 'per_team' is for a partnership game ({spec.title} has no teams)")
         if not isinstance(self.env, dict):
             raise ValueError(f"env: expected a mapping of AEC env keywords, got {self.env!r}")
-        for name in ("iterations", "num_envs_per_env_runner", "train_batch_size", "minibatch_size", "num_epochs"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name}: expected an int >= 1, got {value!r}")
+        check_counts(self, ("iterations", "num_envs_per_env_runner", "train_batch_size", "minibatch_size",
+                            "num_epochs"))
         for name in ("num_env_runners", "num_cpus_per_env_runner"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:

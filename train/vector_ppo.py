@@ -43,21 +43,21 @@ import numpy as np
 import torch
 from torch import nn
 
-from cardenvs.agents.policy import load_policy, save_policy
-from cardenvs.agents.registry import canonical_game, check_agent, check_spec, make_agent
-from cardenvs.train.config_files import require
-from cardenvs.train.selfplay import (
+from cardenvs.agents.policy import layer_names, load_policy, policy_arrays, policy_layers, save_policy
+from cardenvs.agents.registry import make_agent
+from cardenvs.games import game_spec
+from cardenvs.train.config_files import check_game_config, check_network, load_config, require
+from cardenvs.train.runs import (
     CURVE_FIELDS,
     CheckpointError,
-    _truncate_curve,
     commit_checkpoint,
     evaluate_policy,
-    load_config,
     open_run_dir,
     plot_curve,
     publish_outputs,
+    truncate_curve,
 )
-from cardenvs.train.wrappers import DEFAULT_EPISODE, Snapshot, env_info
+from cardenvs.train.wrappers import Snapshot
 
 SELF, RANDOM, RULES = -1, -2, -3  # opponent ids next to the league's snapshot slots 0, 1, ...
 PFSP_DECAY = 0.97  # per iteration: the learner's results against a slot fade over ~30 rollouts
@@ -128,21 +128,16 @@ class VectorPPOConfig:
     curve_to: str = ""  # also copy learning_curve.png here
 
     def validate(self) -> None:
-        self.game = canonical_game(self.game)
-        if self.game == "ring_rang" and self.num_players != 4:
-            raise ValueError(f"num_players: RING RANG is always 4 players, got {self.num_players}")
-        positive = ("total_steps", "torch_threads", "num_envs", "num_steps", "minibatch_size", "update_epochs",
+        spec = check_game_config(
+            self,
+            counts=("total_steps", "torch_threads", "num_envs", "num_steps", "minibatch_size", "update_epochs",
                     "snapshot_every", "max_snapshots", "eval_every", "eval_deals", "eval_workers",
-                    "checkpoint_every", "keep_checkpoints", "log_every")
-        for name in positive:
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name}: expected an int >= 1, got {getattr(self, name)!r}")
+                    "checkpoint_every", "keep_checkpoints", "log_every"),
+            agent_fields=("rule_opponents", "eval_opponents"),
+        )
+        check_network(self)
         if not 0 <= self.rule_games <= self.num_envs:
             raise ValueError(f"rule_games: expected 0..num_envs ({self.num_envs}), got {self.rule_games!r}")
-        if self.activation not in ("relu", "tanh"):
-            raise ValueError(f"activation: expected 'relu' or 'tanh', got {self.activation!r}")
-        if not self.net_arch or any(n < 1 for n in self.net_arch):
-            raise ValueError(f"net_arch: expected a non-empty list of layer sizes, got {self.net_arch!r}")
         if not 0 <= self.pfsp <= 10:
             raise ValueError(f"pfsp: expected an exponent in [0, 10], got {self.pfsp!r}")
         if set(self.league) - set(LEAGUE_ENTRIES) or any(w < 0 for w in self.league.values()):
@@ -153,21 +148,11 @@ class VectorPPOConfig:
         if self.rule_games and (not self.rule_opponents or any(w < 0 for w in self.rule_opponents.values())
                                 or sum(self.rule_opponents.values()) <= 0):
             raise ValueError(f"rule_opponents: expected registry specs with weights >= 0, got {self.rule_opponents!r}")
-        for field_name in ("rule_opponents", "eval_opponents"):
-            for spec in getattr(self, field_name):
-                try:
-                    check_spec(spec, self.game)
-                    check_agent(spec, self.game, **env_info(self.game, self.num_players))
-                except ValueError as error:
-                    raise ValueError(f"{field_name}: {error}") from None
-        for spec in self.rule_opponents if self.rule_games else ():
-            agent = make_agent(spec, self.game, seed=0, **env_info(self.game, self.num_players))
+        for agent_spec in self.rule_opponents if self.rule_games else ():
+            agent = make_agent(agent_spec, self.game, seed=0, **spec.env_info(self.num_players))
             if getattr(agent, "needs_env", False):
-                raise ValueError(f"rule_opponents: {spec!r} reads the AEC env (a search agent); the batched envs "
+                raise ValueError(f"rule_opponents: {agent_spec!r} reads the AEC env (a search agent); the batched envs "
                                  "have none: use it in evaluation only")
-        episodes = {"ring_rang": ("round", "game"), "rang": ("deal", "match")}[self.game]
-        if self.episode and self.episode not in episodes:
-            raise ValueError(f"episode: expected one of {episodes} for {self.game}, got {self.episode!r}")
         try:
             device = torch.device(self.device)
         except (RuntimeError, ValueError) as error:
@@ -182,7 +167,7 @@ class VectorPPOConfig:
         for path in self.fixed_policies:
             if not Path(path).is_file():
                 raise ValueError(f"fixed_policies: no policy file {path!r}")
-        if self.win_bonus and (self.game != "rang" or self.episode not in ("", "deal")):
+        if self.win_bonus and (spec.partnerships or (self.episode or spec.train_episode) != spec.episodes["deal"]):
             raise ValueError(f"win_bonus: Rang 'deal' episodes only, got game={self.game!r} episode={self.episode!r}")
 
 
@@ -230,23 +215,17 @@ class ActorCritic(nn.Module):
 
     def export_weights(self, game: str) -> dict[str, np.ndarray]:
         """The actor as the arrays of :mod:`cardenvs.agents.policy` (``hidden{i}/...``, ``action/...``)."""
-        linears = [m for m in self.actor_body if isinstance(m, nn.Linear)]
-        weights = {}
-        for i, linear in enumerate([*linears, self.action]):
-            name = "action" if linear is self.action else f"hidden{i}"
-            weights[f"{name}/weight"] = linear.weight.detach().cpu().numpy().astype(np.float32)
-            weights[f"{name}/bias"] = linear.bias.detach().cpu().numpy().astype(np.float32)
-        weights["activation"] = np.array(self.activation)
-        weights["game"] = np.array(game)
-        return weights
+        return policy_arrays([(m.weight, m.bias) for m in self.actor_linears()], self.activation, game)
+
+    def actor_linears(self) -> list[nn.Linear]:
+        return [m for m in self.actor_body if isinstance(m, nn.Linear)] + [self.action]
 
 
 def load_actor(model: ActorCritic, path: str) -> None:
     """Warm start: copy a policy.npz's actor arrays (``export_weights``' names) into ``model``'s actor."""
-    weights = np.load(path)
-    linears = [m for m in model.actor_body if isinstance(m, nn.Linear)] + [model.action]
-    names = [f"hidden{i}" for i in range(len(linears) - 1)] + ["action"]
-    for name, linear in zip(names, linears, strict=True):
+    weights = load_policy(path)
+    linears = model.actor_linears()
+    for name, linear in zip(layer_names(len(linears)), linears, strict=True):
         for part in ("weight", "bias"):
             key = f"{name}/{part}"
             if key not in weights or weights[key].shape != tuple(getattr(linear, part).shape):
@@ -264,12 +243,9 @@ class FrozenActor:
     def __init__(self, snapshot: Snapshot, device: torch.device, greedy: bool = False):
         self.snapshot = snapshot
         self.greedy = greedy
-        w = snapshot.weights
-        count = sum(1 for k in w if k.startswith("hidden") and k.endswith("/weight"))
-        names = [f"hidden{i}" for i in range(count)] + ["action"]
-        self.layers = [(torch.as_tensor(w[f"{n}/weight"], device=device),
-                        torch.as_tensor(w[f"{n}/bias"], device=device)) for n in names]
-        self.activation = torch.relu if str(w["activation"]) == "relu" else torch.tanh
+        self.layers = [(torch.as_tensor(weight, device=device), torch.as_tensor(bias, device=device))
+                       for weight, bias in policy_layers(snapshot.weights)]
+        self.activation = torch.relu if str(snapshot.weights["activation"]) == "relu" else torch.tanh
 
     def masked_logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         x = obs
@@ -291,16 +267,9 @@ def sample(logits: torch.Tensor, generator: torch.Generator) -> tuple[torch.Tens
 
 
 def make_vector_env(config: VectorPPOConfig, device: torch.device) -> Any:
-    episode = config.episode or DEFAULT_EPISODE[config.game]
-    if config.game == "ring_rang":
-        from cardenvs.vector.ring_rang import RingRangVectorEnv
-
-        return RingRangVectorEnv(config.num_envs, episode=episode, device=device, seed=config.seed,
-                                 check_actions=False, **config.env_kwargs)
-    from cardenvs.vector.rang import RangVectorEnv
-
-    return RangVectorEnv(config.num_envs, num_players=config.num_players, episode=episode, device=device,
-                         seed=config.seed, check_actions=False, **config.env_kwargs)
+    spec = game_spec(config.game)
+    return spec.vector_env_class()(config.num_envs, **spec.env_kwargs(config.episode, config.num_players),
+                                   device=device, seed=config.seed, check_actions=False, **config.env_kwargs)
 
 
 # -------------------------------------------------------------- the games
@@ -314,7 +283,8 @@ class Seating:
     def __init__(self, config: VectorPPOConfig, num_seats: int, device: torch.device, generator: torch.Generator):
         self.config = config
         self.game = config.game
-        self.num_sides = 2 if config.game == "ring_rang" else num_seats
+        self.spec = game_spec(config.game)
+        self.num_sides = self.spec.num_sides(num_seats)
         self.num_seats = num_seats
         self.generator = generator
         self.learner_side = torch.zeros(config.num_envs, dtype=torch.int64, device=device)
@@ -325,7 +295,7 @@ class Seating:
         self.results = torch.zeros(config.max_snapshots + len(config.fixed_policies), 2, dtype=torch.float64)
 
     def side_of(self, seats: torch.Tensor) -> torch.Tensor:
-        return seats & 1 if self.game == "ring_rang" else seats
+        return self.spec.side_of(seats)
 
     def draw(self, games: torch.Tensor, league_size: int) -> None:
         """New episodes in ``games``: a learner side and the opponents (league draws; rule agents in rule games)."""
@@ -341,7 +311,7 @@ class Seating:
                          dtype=torch.float64, device=games.device)
         picks = torch.multinomial(p, len(games) * self.num_sides, replacement=True, generator=g)
         opponents = ids[picks].view(len(games), self.num_sides)
-        if self.game == "ring_rang":  # one draw for the whole opposing team
+        if self.spec.partnerships:  # one draw for the whole opposing team
             opponents[:, 1] = opponents[:, 0]
         rules = games < self.config.rule_games
         self.opponent[games] = torch.where(rules.unsqueeze(1), RULES, opponents)
@@ -354,8 +324,8 @@ class Seating:
         side_specs = [specs[int(i)] for i in torch.multinomial(p, self.num_sides, replacement=True,
                                                                 generator=self.generator_cpu)]
         for seat in range(self.num_seats):
-            spec = side_specs[0 if self.game == "ring_rang" else seat]
-            agent = make_agent(spec, self.game, seed=None, **env_info(self.game, self.num_seats))
+            spec = side_specs[0 if self.spec.partnerships else seat]
+            agent = make_agent(spec, self.game, seed=None, **self.spec.env_info(self.num_seats))
             agent.reset(seed=int(torch.randint(0, 2**62, (1,), generator=self.generator_cpu)))
             self.rule_agents[(b, seat)] = agent
 
@@ -372,7 +342,7 @@ class Seating:
 
     def record(self, games: torch.Tensor, returns: torch.Tensor) -> None:
         """Episodes ended in ``games`` with the learner side's ``returns``: count them for its league opponents."""
-        won = (returns > 0) if self.game == "ring_rang" or self.config.episode == "match" else (returns >= 0)
+        won = self.spec.won(returns, self.config.episode or self.spec.train_episode)
         sides = torch.arange(self.num_sides, device=games.device)
         opponents = self.opponent[games]
         against = (sides != self.learner_side[games].unsqueeze(1)) & (opponents >= 0)
@@ -409,7 +379,7 @@ class Seating:
         # The rule agents of the episodes in flight resume as they were; nothing is drawn from generator_cpu.
         self.rule_agents = {}
         for b, seat, spec, agent_state in json.loads(state["rule_agents"]):
-            agent = make_agent(spec, self.game, seed=None, **env_info(self.game, self.num_seats))
+            agent = make_agent(spec, self.game, seed=None, **self.spec.env_info(self.num_seats))
             agent.set_state(agent_state)
             self.rule_agents[(b, seat)] = agent
 
@@ -630,7 +600,7 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
             next_checkpoint = state["next_checkpoint"]
         except (KeyError, TypeError, ValueError, RuntimeError, IndexError, OSError) as error:
             raise CheckpointError(f"checkpoint {folder} cannot be loaded: {error!r:.300}") from None
-        _truncate_curve(curve_csv, steps)  # evaluations logged after the checkpoint are redone
+        truncate_curve(curve_csv, steps)  # evaluations logged after the checkpoint are redone
         print(f"resumed {run_dir} at step {steps} ({len(league)} snapshots in the league)", file=sys.stderr)
     frozen = [FrozenActor(s, device, greedy=config.fixed_greedy and s.name.startswith(FIXED)) for s in league]
     writer = SummaryWriter(str(run_dir / "tb"))

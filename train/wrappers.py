@@ -28,7 +28,6 @@ from cardenvs.agents.base import Agent
 from cardenvs.agents.registry import GAMES, check_spec, make_agent
 from cardenvs.games import game_spec
 
-DEFAULT_EPISODE = {name: game_spec(name).train_episode for name in GAMES}  # TODO(after B merge): drop
 MAX_DEALS_TO_FIRST_DECISION = 100  # reset() deals again while a deal ends before the learner decides
 
 
@@ -37,11 +36,6 @@ def make_aec_env(game: str, episode: str | None = None, num_players: int = 4, **
     if game not in GAMES:
         raise ValueError(f"game: expected one of {GAMES}, got {game!r}")
     return game_spec(game).make_env(episode, num_players, **env_kwargs)
-
-
-def env_info(game: str, num_players: int) -> dict[str, Any]:
-    """The keyword arguments a registry factory gets from the env (``num_players`` for Rang)."""
-    return game_spec(game).env_info(num_players)
 
 
 @dataclass
@@ -233,7 +227,8 @@ class SelfPlayEnv(gym.Env):
             return agent
         key = (entry, seat)
         if key not in self._agents:
-            self._agents[key] = make_agent(entry, self.game, seed=None, **env_info(self.game, self.num_players))
+            info = game_spec(self.game).env_info(self.num_players)
+            self._agents[key] = make_agent(entry, self.game, seed=None, **info)
         return self._agents[key]
 
     def _advance(self) -> tuple[bool, bool]:

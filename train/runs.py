@@ -1,0 +1,211 @@
+"""Run folders shared by both trainers (SB3 ``cardenvs train``, batched ``cardenvs train-vector``).
+
+One place for what a training run writes and reads back: the folder checks of a fresh run or a
+resume, checkpoints committed by a ``latest.json`` pointer that names a ``step_<N>`` folder with
+the SHA-256 of every file (loaded as data only: the trainers read tensors with ``weights_only``
+and arrays with ``allow_pickle=False``), the evaluation curve (``curve.csv`` and its plot), the
+progress bar and the publishing of the final policy and curve.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import re
+import shutil
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from cardenvs.games import game_spec
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that is missing, partial or corrupt."""
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(json.dumps(data, indent=1))
+    temporary.replace(path)
+
+
+def commit_checkpoint(run_dir: Path, folder: Path, names: tuple[str, ...], steps: int, keep: int) -> None:
+    """Point ``latest.json`` at the whole checkpoint ``folder`` (its files' SHA-256), then prune old ones."""
+    root = run_dir / "checkpoints"
+    files = {name: sha256(folder / name) for name in names}
+    write_json_atomic(root / "latest.json", {"folder": folder.name, "steps": steps, "sha256": files})
+    checkpoints = sorted((p for p in root.glob("step_*") if p.is_dir()), key=lambda p: int(p.name[5:]))
+    for old in checkpoints[:-keep]:
+        if old != folder:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def load_checkpoint(
+    run_dir: Path, files: tuple[str, ...] = ("state.json",), state_keys: tuple[str, ...] = ("steps", "config")
+) -> tuple[Path, dict]:
+    """The latest whole checkpoint (folder, state); a CheckpointError says what is wrong.
+
+    ``latest.json`` must name a ``step_<N>`` folder inside ``checkpoints/`` (a pointer elsewhere is
+    refused) whose SHA-256s cover ``files``; ``state.json`` must hold ``state_keys``.
+    """
+    root = run_dir / "checkpoints"
+    latest = root / "latest.json"
+    if not latest.exists():
+        raise CheckpointError(f"no checkpoint to resume in {run_dir} ({latest} does not exist)")
+    try:
+        pointer = json.loads(latest.read_text())
+        name = pointer["folder"]
+        expected = dict(pointer["sha256"])
+    except (ValueError, KeyError, TypeError) as error:
+        raise CheckpointError(f"checkpoint pointer {latest} is corrupt: {error!r}") from None
+    if not isinstance(name, str) or not re.fullmatch(r"step_\d+", name):
+        raise CheckpointError(f"checkpoint pointer {latest} names {name!r:.100}, not a step_<N> folder of {root}")
+    folder = root / name
+    if folder.resolve().parent != root.resolve():
+        raise CheckpointError(f"checkpoint {folder} lies outside {root} (a link?); resume reads only the run folder")
+    if "model.zip" in expected:
+        raise CheckpointError(f"checkpoint {folder} holds SB3's model.zip, whose pickled fields can run code; "
+                              "resume loads data only: start a new run")
+    missing = [f for f in files if f not in expected]
+    if missing or any(not isinstance(f, str) or Path(f).name != f or f.startswith(".") for f in expected):
+        raise CheckpointError(f"checkpoint pointer {latest} is corrupt: its sha256 must list {list(files)}, "
+                              f"got {list(expected)!r:.200}")
+    for file, digest in expected.items():
+        path = folder / file
+        if not path.is_file():
+            raise CheckpointError(f"checkpoint {folder} is partial: {file} is missing")
+        if sha256(path) != digest:
+            raise CheckpointError(f"checkpoint {folder} is corrupt: {file} does not match its SHA-256")
+    try:
+        state = json.loads((folder / "state.json").read_text())
+    except ValueError as error:
+        raise CheckpointError(f"checkpoint {folder}: state.json is corrupt: {error}") from None
+    absent = [key for key in state_keys if key not in state] if isinstance(state, dict) else list(state_keys)
+    if absent or not isinstance(state["config"], dict) or not is_count(state["steps"]):
+        raise CheckpointError(f"checkpoint {folder}: state.json lacks {absent} or holds a bad 'config'/'steps'")
+    return folder, state
+
+
+def is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def open_run_dir(run_dir: Path, config: Any, resume: bool, resumable: tuple[str, ...],
+                 files: tuple[str, ...] = ("state.json",),
+                 state_keys: tuple[str, ...] = ("steps", "config")) -> tuple[Path, dict] | None:
+    """Check the run folder before anything is written; the checkpoint to resume, if any.
+
+    A resume must use the checkpoint's config except the ``resumable`` fields and ``run_dir``
+    (a run folder may be moved or copied); a fresh run refuses a folder that already holds one.
+    """
+    checkpoint = None
+    if resume:
+        folder, state = load_checkpoint(run_dir, files, state_keys)
+        saved = state["config"]
+        defaults = asdict(type(config)())  # a field newer than the checkpoint counts as its default
+        changed = sorted(k for k, v in asdict(config).items()
+                         if k not in resumable and k != "run_dir" and saved.get(k, defaults[k]) != v)
+        if changed:
+            raise ValueError(f"--resume: the config differs from the checkpoint's in {changed}")
+        checkpoint = (folder, state)
+    elif (run_dir / "checkpoints" / "latest.json").exists():
+        raise ValueError(f"{run_dir} already holds a run; use --resume, or another run_dir")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "config.json").write_text(json.dumps(asdict(config), indent=1))
+    return checkpoint
+
+
+def publish_outputs(config: Any, policy_path: Path, curve_png: Path) -> None:
+    """Copy the final policy and learning curve where the config's ``export_to``/``curve_to`` ask."""
+    for source, target in ((policy_path, config.export_to), (curve_png, config.curve_to)):
+        if target:
+            Path(target).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+
+
+# ------------------------------------------------------------------ curves
+CURVE_FIELDS = ["steps", "wall_s", "opponent", "deals", "episodes", "win_rate", "ci95_low", "ci95_high", "mean_points"]
+
+
+def start_curve(curve_csv: Path) -> None:
+    with curve_csv.open("w", newline="") as f:
+        csv.DictWriter(f, CURVE_FIELDS).writeheader()
+
+
+def append_curve(curve_csv: Path, steps: int, wall: float, rows: list[dict[str, Any]]) -> None:
+    """One line per evaluation opponent (the rows of :func:`evaluate_policy`)."""
+    with curve_csv.open("a", newline="") as f:
+        writer = csv.DictWriter(f, CURVE_FIELDS)
+        for row in rows:
+            writer.writerow({"steps": steps, "wall_s": round(wall, 1), **row})
+
+
+def truncate_curve(curve_csv: Path, steps: int) -> None:
+    """Drop the evaluations logged after ``steps`` (a resumed run redoes them)."""
+    rows = list(csv.DictReader(curve_csv.open())) if curve_csv.exists() else []
+    with curve_csv.open("w", newline="") as f:
+        writer = csv.DictWriter(f, CURVE_FIELDS)
+        writer.writeheader()
+        writer.writerows(r for r in rows if int(r["steps"]) <= steps)
+
+
+def evaluate_policy(config: Any, policy_path: Path) -> list[dict[str, Any]]:
+    """The exported policy against each evaluation opponent, through the evaluation harness."""
+    from .evaluate import EvalConfig, evaluate
+
+    spec = f"policy:path={policy_path.resolve()}"
+    rows = []
+    for opponent in config.eval_opponents:
+        eval_config = EvalConfig(
+            game=config.game, agents=[spec, opponent], deals=config.eval_deals, seed=config.eval_seed,
+            num_players=config.num_players, workers=config.eval_workers, progress=False,
+            env_kwargs=dict(config.env_kwargs, episode=config.episode or game_spec(config.game).train_episode),
+        )
+        result = evaluate(eval_config)
+        row = next(r for r in result["table"] if r["agent"] == spec)
+        rows.append({
+            "opponent": opponent, "deals": config.eval_deals, "episodes": row["episodes"],
+            "win_rate": row["win_rate"], "ci95_low": row["win_rate_ci95"][0], "ci95_high": row["win_rate_ci95"][1],
+            "mean_points": row["mean_points"],
+        })
+    return rows
+
+
+def plot_curve(curve_csv: Path, out: Path, title: str) -> None:
+    """Win rate (95% CI band) against each evaluation opponent over training steps."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = list(csv.DictReader(curve_csv.open()))
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for opponent in dict.fromkeys(r["opponent"] for r in rows):
+        mine = [r for r in rows if r["opponent"] == opponent]
+        steps = [int(r["steps"]) for r in mine]
+        ax.plot(steps, [float(r["win_rate"]) for r in mine], marker="o", label=f"vs {opponent}")
+        ax.fill_between(steps, [float(r["ci95_low"]) for r in mine], [float(r["ci95_high"]) for r in mine], alpha=0.2)
+    ax.axhline(0.5, color="grey", linestyle="--", linewidth=1)
+    ax.set_xlabel("learner steps")
+    ax.set_ylabel("win rate (95% CI)")
+    ax.set_ylim(0, 1)
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+
+
+def training_bar(total: int, initial: int, desc: str, enabled: bool):
+    """The trainers' tqdm bar on stderr (learner decisions)."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, unit="step", desc=desc, disable=not enabled, file=sys.stderr,
+                dynamic_ncols=True)
