@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from cardenvs.core import Game
-from cardenvs.games import game_spec
+from cardenvs.games import GAMES, game_spec
 from cardenvs.rang.engine import RangGame
 from cardenvs.ring_rang.engine import RingRangGame
 
@@ -136,9 +136,6 @@ class RangRules:
         while not world.is_over():
             actions = world.legal_actions()
             world.step(actions[int(random_value() * len(actions))])
-
-
-RULES: dict[str, Any] = {"ring_rang": RingRangRules(), "rang": RangRules()}
 
 
 class AgentRollout:
@@ -300,14 +297,14 @@ class SearchAgent(Agent):
         num_players: int | None = None,
     ):
         super().__init__(seed)
-        if game not in RULES:
-            raise ValueError(f"game must be one of {sorted(RULES)}, got {game!r}")
+        if game not in GAMES:
+            raise ValueError(f"game must be one of {sorted(GAMES)}, got {game!r}")
         if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
             raise ValueError(f"iterations must be an int >= 1, got {iterations!r}")
         if ms is not None and (isinstance(ms, bool) or not isinstance(ms, (int, float)) or ms <= 0):
             raise ValueError(f"ms must be a positive number of milliseconds, got {ms!r}")
         self.game = game
-        self.rules = RULES[game]
+        self.rules = GAMES[game].part("search")()
         self.iterations = iterations
         self.ms = ms
         if rollout == "random":

@@ -44,6 +44,10 @@ class GameSpec:
     # (rng, unit, num_players) -> reset options of one random deal (unit "deal") or game/match ("game")
     random_options: Callable[[np.random.Generator, str, int], dict[str, Any]] = field(repr=False, default=None)
     agents: dict[str, str] = field(default_factory=dict)  # agent name -> "module:factory"
+    # the game's pieces in the layers above the env, by role -> "module:attr": "painter" (render.py's
+    # image of a table view), "search" (agents/search.py's rules of the world), "text" (play.py's table
+    # as text), "faces" (serve.py's look of a move's button)
+    parts: dict[str, str] = field(default_factory=dict)
 
     # ------------------------------------------------------------ seats
     @property
@@ -113,6 +117,10 @@ class GameSpec:
     def agent_factory(self, name: str) -> Any:
         return _load(self.agents[name])
 
+    def part(self, role: str) -> Any:
+        """The game's piece for ``role`` (see :attr:`parts`), imported on first use."""
+        return _load(self.parts[role])
+
 
 def shuffled_codes(rng: np.random.Generator, cards: Any) -> list[str]:
     """``cards`` (card indices) in a random order, as card codes: a deck for the reset options."""
@@ -138,54 +146,52 @@ def _rang_options(rng: np.random.Generator, unit: str, num_players: int) -> dict
     return {"decks": [shuffled_codes(rng, deck) for deck in (DECK_108, DECK_54) for _ in range(30)], "dealer": dealer}
 
 
-def _agents(game: str, search: str, policy: str, rules: str, gauntlet: str, styles: tuple[str, ...]) -> dict:
-    return {
+def _layout(name: str, camel: str, styles: tuple[str, ...]) -> dict[str, Any]:
+    """Where a game's pieces live, by the package's layout: ``cardenvs/<name>_v0.py`` (the env),
+    ``cardenvs/vector/<name>.py`` (``<Camel>VectorEnv``), ``agents/<name>_rules.py`` and
+    ``agents/gauntlet_<name>.py`` (the rule agents and the gauntlet's ``styles``), the per-game functions of
+    the search, policy and app modules (``make_pimc_<name>``, ``<Camel>Rules``, ``<Camel>Text``, ...)."""
+    search, policy = "cardenvs.agents.search", "cardenvs.agents.policy"
+    rules, gauntlet = f"cardenvs.agents.{name}_rules", f"cardenvs.agents.gauntlet_{name}"
+    agents = {
         "random": "cardenvs.agents.base:RandomAgent",
         "rules_basic": f"{rules}:make_basic",
         "rules_strong": f"{rules}:make_strong",
         **{f"gauntlet_{style}": f"{gauntlet}:make_{style}" for style in styles},
-        "policy": f"{policy}:make_policy_{game}",
-        "trained": f"{policy}:make_trained_{game}",
-        "pimc": f"{search}:make_pimc_{game}",
-        "ismcts": f"{search}:make_ismcts_{game}",
-        "oracle": f"{search}:make_oracle_{game}",  # sees every hand: measurement only
+        "policy": f"{policy}:make_policy_{name}",
+        "trained": f"{policy}:make_trained_{name}",
+        "pimc": f"{search}:make_pimc_{name}",
+        "ismcts": f"{search}:make_ismcts_{name}",
+        "oracle": f"{search}:make_oracle_{name}",  # sees every hand: measurement only
     }
+    parts = {"painter": f"cardenvs.render:draw_{name}", "search": f"{search}:{camel}Rules",
+             "text": f"cardenvs.play:{camel}Text", "faces": f"cardenvs.serve:{name}_faces"}
+    return {"name": name, "env_module": f"cardenvs.{name}_v0", "vector_env": f"cardenvs.vector.{name}:{camel}VectorEnv",
+            "gym_id": f"cardenvs/{camel}-v0", "agents": agents, "parts": parts}
 
 
 GAMES: dict[str, GameSpec] = {
     "ring_rang": GameSpec(
-        name="ring_rang",
+        **_layout("ring_rang", "RingRang", styles=("hoarder", "lifter", "reader", "supporter")),
         title="RING RANG",
         aliases=("ring-rang", "ringrang", "ring_rang_v0"),
-        env_module="cardenvs.ring_rang_v0",
-        vector_env="cardenvs.vector.ring_rang:RingRangVectorEnv",
-        gym_id="cardenvs/RingRang-v0",
         players=(4, 4),
         partnerships=True,
         episodes={"deal": "round", "game": "game"},
         train_episode="round",
         deal_points=1.0,  # a round's reward is its points (+ for the winners, - for the losers)
         random_options=_ring_rang_options,
-        agents=_agents("ring_rang", "cardenvs.agents.search", "cardenvs.agents.policy",
-                       "cardenvs.agents.ring_rang_rules", "cardenvs.agents.gauntlet_ring_rang",
-                       ("hoarder", "lifter", "reader", "supporter")),
     ),
     "rang": GameSpec(
-        name="rang",
+        **_layout("rang", "Rang", styles=("dumper", "escaper", "blocker", "racer")),
         title="Rang",
         aliases=("rang_v0",),
-        env_module="cardenvs.rang_v0",
-        vector_env="cardenvs.vector.rang:RangVectorEnv",
-        gym_id="cardenvs/Rang-v0",
         players=(2, 10),
         partnerships=False,
         episodes={"deal": "deal", "game": "match"},
         train_episode="deal",
         deal_points=-RANG_POINTS_SCALE,  # a deal's reward is -(points left in hand) / POINTS_SCALE
         random_options=_rang_options,
-        agents=_agents("rang", "cardenvs.agents.search", "cardenvs.agents.policy",
-                       "cardenvs.agents.rang_rules", "cardenvs.agents.gauntlet_rang",
-                       ("dumper", "escaper", "blocker", "racer")),
     ),
 }
 GAME_NAMES: tuple[str, ...] = tuple(GAMES)

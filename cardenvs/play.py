@@ -422,9 +422,6 @@ class RangText:
         return f"=== match over: {'YOU WIN' if winner == self.seat else f'player_{winner} wins'}"
 
 
-TEXT_VIEWS: dict[str, type] = {"ring_rang": RingRangText, "rang": RangText}  # one per game of cardenvs.games
-
-
 def _cards(count: int) -> str:
     return "a card" if count == 1 else f"{count} cards"
 
@@ -472,7 +469,7 @@ class TerminalGame:
         self.color = color
         self.read = read
         self.write = write
-        self.text = TEXT_VIEWS[game_name](self.raw, seat, color)
+        self.text = game_spec(game_name).part("text")(self.raw, seat, color)
         self.actions: list[int] = []
         self.decisions = 0
 

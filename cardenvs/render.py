@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from cardenvs.cards import CODES, SUITS
+from cardenvs.games import GAMES
 
 __all__ = ["ring_rang_view", "rang_view", "env_view", "draw_view", "html_page", "card_label"]
 
@@ -264,7 +265,7 @@ def _seat_label(seat: dict[str, Any], extra: str = "") -> str:
     return label + extra
 
 
-def _draw_ring_rang(view: dict[str, Any]) -> np.ndarray:
+def draw_ring_rang(view: dict[str, Any]) -> np.ndarray:
     width, height = 960, 720
     p = _Painter(width, height)
     p.text((16, 10), view["title"], big=True)
@@ -329,7 +330,7 @@ def _draw_ring_rang(view: dict[str, Any]) -> np.ndarray:
     return p.array()
 
 
-def _draw_rang(view: dict[str, Any]) -> np.ndarray:
+def draw_rang(view: dict[str, Any]) -> np.ndarray:
     seats = view["seats"]
     width, row_h = 960, 86
     height = 140 + row_h * len(seats)
@@ -362,10 +363,9 @@ def _draw_rang(view: dict[str, Any]) -> np.ndarray:
 
 def draw_view(view: dict[str, Any]) -> np.ndarray:
     """Paint a table view (from :func:`ring_rang_view` / :func:`rang_view`) as an ``HxWx3`` ``uint8`` array."""
-    painters = {"ring_rang": _draw_ring_rang, "rang": _draw_rang}
-    if view.get("game") not in painters:
-        raise ValueError(f"view['game'] must be one of {sorted(painters)}, got {view.get('game')!r}")
-    return painters[view["game"]](view)
+    if view.get("game") not in GAMES:
+        raise ValueError(f"view['game'] must be one of {sorted(GAMES)}, got {view.get('game')!r}")
+    return GAMES[view["game"]].part("painter")(view)
 
 
 def render_rgb(env: Any, observer: int | None = None) -> np.ndarray:

@@ -120,7 +120,7 @@ class WebGame(TerminalGame):
         button's caption beside the face)."""
         if not self.human_to_act():
             return []
-        faces = MOVE_FACES[self.game_name]
+        faces = game_spec(self.game_name).part("faces")
         return [_move(choice.action, choice.label, *faces(self.raw.game, self.seat, choice.action, choice.label))
                 for choice in self.text.choices(self.env.legal_actions())]
 
@@ -184,7 +184,7 @@ class WebGame(TerminalGame):
         return record(self.game_name, self.env_kwargs, self.seed, None, self.actions, self.specs)
 
 
-def _ring_rang_faces(game: Any, seat: int, action: int, label: str) -> tuple[list[str], str | None, str]:
+def ring_rang_faces(game: Any, seat: int, action: int, label: str) -> tuple[list[str], str | None, str]:
     """A RING RANG move's hand cards that select it, the card on its button and the caption beside it."""
     from cardenvs.ring_rang.engine import ACTION_DECLARE, ACTION_TURNED
 
@@ -195,16 +195,13 @@ def _ring_rang_faces(game: Any, seat: int, action: int, label: str) -> tuple[lis
     return [], None, label
 
 
-def _rang_faces(game: Any, seat: int, action: int, label: str) -> tuple[list[str], str | None, str]:
+def rang_faces(game: Any, seat: int, action: int, label: str) -> tuple[list[str], str | None, str]:
     """A Rang move (a rank played or discarded): every card of the rank in the hand selects it."""
     from cardenvs.rang.engine import DISCARD_OFFSET
 
     codes = [CODES[card] for card in game.hands[seat][action % DISCARD_OFFSET]]
     text = ("discard" if action >= DISCARD_OFFSET else "") + (f" ({len(codes)})" * (len(codes) > 1))
     return codes, codes[0] if codes else None, text.strip()
-
-
-MOVE_FACES = {"ring_rang": _ring_rang_faces, "rang": _rang_faces}
 
 
 def _move(action: int, label: str, codes: list[str], face: str | None, text: str) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import pytest
 from cardenvs import rang_v0, ring_rang_v0
 from cardenvs.agents.registry import make_agent
 from cardenvs.agents.sampling import rang_view, ring_rang_view
-from cardenvs.agents.search import RULES, ismcts_search
+from cardenvs.agents.search import RingRangRules, ismcts_search
 from cardenvs.cards import CODES
 from cardenvs.train.evaluate import EvalConfig, run_records
 
@@ -160,7 +160,7 @@ def test_ismcts_takes_the_last_trick_it_can_win():
     seat = game.to_act
     view = ring_rang_view(game, seat)
     legal = game.legal_actions()
-    rules = RULES["ring_rang"]
+    rules = RingRangRules()
     action, visits = ismcts_search(rules, view, legal, random.Random(1), rules.random_rollout, 300)
     assert action in legal and sum(visits.values()) == 300
 
@@ -212,7 +212,7 @@ def test_oracle_sees_the_hidden_cards():
         other = swapped_ring_rang(env)
         if other is None or not env.agents:
             continue
-        rules = RULES["ring_rang"]
+        rules = RingRangRules()
         seat = env.unwrapped.game.to_act
         legal = np.flatnonzero(env.last()[0]["action_mask"]).tolist()
         if len(legal) < 2:
