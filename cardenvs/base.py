@@ -64,22 +64,23 @@ class CardGameEnv(AECEnv):
         """Validate ``options`` and return a new game; must not change ``self``."""
         raise NotImplementedError
 
+    # The game's own API (cardenvs.core.Game) by default; an adapter overrides a hook only to add to it.
     def _seat_to_act(self) -> int:
-        raise NotImplementedError
+        return self.game.current_player()
 
     def _seats_in_play(self) -> list[int]:
         """Seats whose episode goes on (empty once the game is over); restore() checks the agents against it."""
-        raise NotImplementedError
+        return self.game.seats_in_play()
 
     def _legal_mask(self) -> np.ndarray:
         """int8 mask of the legal actions of the seat to act."""
-        raise NotImplementedError
+        return self.game.legal_mask()
 
     def _apply(self, action: int) -> Outcome:
-        raise NotImplementedError
+        return self.game.step(action)
 
     def _observe(self, seat: int) -> np.ndarray:
-        raise NotImplementedError
+        return self.game.observe(seat)
 
     def _render_text(self, observer: int | None = None) -> str:
         raise NotImplementedError

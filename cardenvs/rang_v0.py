@@ -68,7 +68,7 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 
-from .base import CardGameEnv, Outcome, wrap_env
+from .base import CardGameEnv, wrap_env
 from .cards import JOKER, RANKS, pretty, rank_text
 from .rang.engine import (
     DEFAULT_MAX_TURNS_PER_DEAL,
@@ -172,21 +172,6 @@ class raw_env(CardGameEnv):
             single_deal=self.episode == "deal",
             max_turns_per_deal=self.max_turns_per_deal,
         )
-
-    def _seat_to_act(self) -> int:
-        return self.game.current_player()
-
-    def _seats_in_play(self) -> list[int]:
-        return self.game.seats_in_play()
-
-    def _legal_mask(self) -> np.ndarray:
-        return self.game.legal_mask()
-
-    def _apply(self, action: int) -> Outcome:
-        return self.game.step(action)
-
-    def _observe(self, seat: int) -> np.ndarray:
-        return observe(self.game, seat)
 
     def state(self) -> np.ndarray:
         """The full state (every hand, stock and piles by kind, public facts) for centralized critics."""

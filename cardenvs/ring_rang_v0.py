@@ -164,15 +164,6 @@ class raw_env(CardGameEnv):  # noqa: N801 (PettingZoo convention)
             chooser = (int(dealer) + 1) % 4
         return RingRangGame(rng, chooser=chooser, decks=decks, **self._settings)
 
-    def _seat_to_act(self) -> int:
-        return self.game.current_player()
-
-    def _seats_in_play(self) -> list[int]:
-        return self.game.seats_in_play()
-
-    def _legal_mask(self) -> np.ndarray:
-        return self.game.legal_mask()
-
     def _apply(self, action: int) -> Outcome:
         before = self._observer.before(self.game)
         outcome = self.game.step(action)

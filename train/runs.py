@@ -15,6 +15,7 @@ import json
 import re
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -201,6 +202,31 @@ def plot_curve(curve_csv: Path, out: Path, title: str) -> None:
     fig.tight_layout()
     fig.savefig(out, dpi=100)
     plt.close(fig)
+
+
+def run_main(argv: list[str] | None, prog: str, description: str, schema: type, modules: tuple[str, ...],
+             train: Callable[..., Any]) -> int:
+    """The command line of a trainer: ``--config FILE [--resume] [--run-dir DIR]``; exit 2 with a one-line
+    error (a missing library, a bad config, a checkpoint that cannot be resumed) before or instead of a run."""
+    import argparse
+
+    from .config_files import load_config, require
+
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("--config", required=True, help=f"YAML file with the fields of {schema.__name__}")
+    parser.add_argument("--resume", action="store_true", help="continue the run from its latest checkpoint")
+    parser.add_argument("--run-dir", help="write the run here instead of the config's run_dir")
+    args = parser.parse_args(argv)
+    try:
+        require(prog, *modules)
+        config = load_config(args.config, schema)
+        if args.run_dir:
+            config.run_dir = args.run_dir
+        train(config, resume=args.resume)
+    except ValueError as error:  # CheckpointError included
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def training_bar(total: int, initial: int, desc: str, enabled: bool):

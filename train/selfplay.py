@@ -21,7 +21,6 @@ Steps are the learner's decisions (SB3's ``num_timesteps``).
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import shutil
@@ -33,7 +32,6 @@ from typing import Any
 
 import numpy as np
 
-from . import config_files
 from .config_files import check_game_config, check_network
 from .runs import (
     CheckpointError,
@@ -43,6 +41,7 @@ from .runs import (
     open_run_dir,
     plot_curve,
     publish_outputs,
+    run_main,
     start_curve,
     training_bar,
     truncate_curve,
@@ -107,11 +106,6 @@ class TrainConfig:
             agent_fields=("opponents", "eval_opponents"),
         )
         check_network(self)
-
-
-def load_config(path: str | Path, schema: type = TrainConfig) -> Any:
-    """A ``schema`` (default TrainConfig) from YAML; an unknown or ill-typed field is a ValueError naming it."""
-    return config_files.load_config(path, schema)
 
 
 # Fields that may change when a run is resumed (a curriculum: e.g. add baselines to the pool later).
@@ -279,22 +273,8 @@ def train(config: TrainConfig, resume: bool = False) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="cardenvs train", description=__doc__.splitlines()[0])
-    parser.add_argument("--config", required=True, help="YAML file with the fields of TrainConfig")
-    parser.add_argument("--resume", action="store_true", help="continue the run from its latest checkpoint")
-    parser.add_argument("--run-dir", help="write the run here instead of the config's run_dir")
-    args = parser.parse_args(argv)
-    try:
-        config_files.require("cardenvs train", "yaml", "torch", "stable_baselines3", "sb3_contrib", "tensorboard",
-                             "tqdm", "matplotlib")
-        config = load_config(args.config)
-        if args.run_dir:
-            config.run_dir = args.run_dir
-        train(config, resume=args.resume)
-    except ValueError as error:  # CheckpointError included
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    return 0
+    return run_main(argv, "cardenvs train", __doc__.splitlines()[0], TrainConfig,
+                    ("yaml", "torch", "stable_baselines3", "sb3_contrib", "tensorboard", "tqdm", "matplotlib"), train)
 
 
 if __name__ == "__main__":

@@ -29,7 +29,6 @@ Steps (``total_steps``, the ``*_every`` fields, ``curve.csv``) count learner dec
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import shutil
@@ -46,7 +45,7 @@ from torch import nn
 from cardenvs.agents.policy import layer_names, load_policy, policy_arrays, policy_layers, save_policy
 from cardenvs.agents.registry import make_agent
 from cardenvs.games import game_spec
-from cardenvs.train.config_files import check_game_config, check_network, load_config, require
+from cardenvs.train.config_files import check_game_config, check_network
 from cardenvs.train.runs import (
     CURVE_FIELDS,
     CheckpointError,
@@ -55,6 +54,7 @@ from cardenvs.train.runs import (
     open_run_dir,
     plot_curve,
     publish_outputs,
+    run_main,
     truncate_curve,
 )
 from cardenvs.train.wrappers import Snapshot
@@ -741,21 +741,8 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="cardenvs train-vector", description=__doc__.splitlines()[0])
-    parser.add_argument("--config", required=True, help="YAML file with the fields of VectorPPOConfig")
-    parser.add_argument("--resume", action="store_true", help="continue the run from its latest checkpoint")
-    parser.add_argument("--run-dir", help="write the run here instead of the config's run_dir")
-    args = parser.parse_args(argv)
-    try:
-        require("cardenvs train-vector", "yaml", "tensorboard", "matplotlib")
-        config = load_config(args.config, VectorPPOConfig)
-        if args.run_dir:
-            config.run_dir = args.run_dir
-        train(config, resume=args.resume)
-    except (ValueError, CheckpointError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    return 0
+    return run_main(argv, "cardenvs train-vector", __doc__.splitlines()[0], VectorPPOConfig,
+                    ("yaml", "tensorboard", "matplotlib"), train)
 
 
 if __name__ == "__main__":
