@@ -469,9 +469,7 @@ class RangGame:
         return [] if self.match_over else [seat for seat in range(self.num_players) if self.alive[seat]]
 
     def observe(self, seat: int) -> np.ndarray:
-        from .observation import observe  # the encoder sits beside the engine and imports it
-
-        return observe(self, seat)
+        return _observation.observe(self, seat)
 
     def hand_cards(self, seat: int) -> list[int]:
         """The cards of a hand, sorted by kind then card index."""
@@ -713,3 +711,9 @@ def arrange_deck(
         use(code)
     deck.extend(sorted(left.elements()))
     return [CODES[c] for c in deck]
+
+
+
+# The encoder sits beside the engine and imports it: bound last, when every name above exists (a module
+# object, so either module may be imported first).
+from . import observation as _observation  # noqa: E402

@@ -280,9 +280,7 @@ class RingRangGame:
         return [] if self.phase == PHASE_OVER else list(ALL_SEATS)
 
     def observe(self, seat: int) -> np.ndarray:
-        from .observation import observe  # the encoder sits beside the engine and imports it
-
-        return observe(self, seat)
+        return _observation.observe(self, seat)
 
     def apply(self, action: int) -> tuple[float, ...] | None:
         """Apply a legal action; returns per-seat rewards when some are earned, else None."""
@@ -663,3 +661,9 @@ def _trick_to_json(trick: tuple[int, tuple[int, ...], int, int]) -> dict[str, An
 
 def _trick_from_json(data: dict[str, Any]) -> tuple[int, tuple[int, ...], int, int]:
     return (int(data["leader"]), tuple(int(c) for c in data["cards"]), int(data["winner"]), int(data["lifted"]))
+
+
+
+# The encoder sits beside the engine and imports it: bound last, when every name above exists (a module
+# object, so either module may be imported first).
+from . import observation as _observation  # noqa: E402
