@@ -315,6 +315,9 @@ class SearchAgent(Agent):
             raise ValueError(f"rollout must be 'random' or an agent name, got {rollout!r}")
         self._env: Any = None
         self._memory = self.rules.new_memory()
+        # the mean rollout reward of each legal action at the last decision (PIMC and the oracle; None when
+        # the decision had one legal action or the search keeps no means): soft targets for distillation
+        self.last_values: dict[int, float] | None = None
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
@@ -340,6 +343,7 @@ class SearchAgent(Agent):
         decision_seed = int(self.rng.integers(2**63))
         if self._memory is not None:
             self._memory.refresh(game)
+        self.last_values = None
         if len(legal) == 1:
             action = legal[0]
         else:
@@ -371,7 +375,8 @@ class PIMCAgent(SearchAgent):
         self.worlds = worlds
 
     def choose(self, view: Any, legal: list[int], rng: random.Random) -> int:
-        action, _ = pimc_search(self.rules, view, legal, rng, self.rollout, self.iterations, self.worlds, self.ms)
+        action, self.last_values = pimc_search(self.rules, view, legal, rng, self.rollout, self.iterations,
+                                               self.worlds, self.ms)
         return action
 
 
@@ -409,7 +414,8 @@ class OracleAgent(SearchAgent):
 
     def choose(self, view: tuple[Any, int], legal: list[int], rng: random.Random) -> int:
         world, seat = view
-        action, _ = world_search(self.rules, [world], seat, legal, rng, self.rollout, self.iterations, self.ms)
+        action, self.last_values = world_search(self.rules, [world], seat, legal, rng, self.rollout,
+                                                self.iterations, self.ms)
         return action
 
 

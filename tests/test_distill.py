@@ -89,3 +89,41 @@ def test_include_labels_aggregates_an_earlier_rounds_positions(tmp_path):
     assert len(first_paths) == 2
     with pytest.raises(ValueError, match="include_labels"):
         tiny(tmp_path / "three", include_labels=[str(tmp_path / "nothing")])
+
+
+def test_labels_hold_the_teachers_action_values_and_its_choice_is_their_best(tmp_path):
+    """PIMC's mean rollout reward of every action it tried is stored beside its choice (NaN elsewhere)."""
+    config = tiny(tmp_path)
+    with np.load(label_chunk((config, 0)), allow_pickle=False) as data:
+        masks, labels, values = data["mask"], data["label"], data["value"]
+    known = np.isfinite(values)
+    assert values.shape == masks.shape and not (known & ~masks).any()  # values only on legal actions
+    searched = known.sum(axis=1) >= 2
+    assert searched.any() and (~known[masks.sum(axis=1) == 1]).all()  # one legal action: no search, no values
+    best = np.where(known, values, -np.inf)[searched].max(axis=1)
+    assert np.allclose(values[searched, labels[searched]], best)
+
+
+def test_value_targets_are_a_softmax_over_the_known_values_else_the_choice():
+    from cardenvs.train.distill import value_targets
+
+    values = np.full((2, 4), np.nan, np.float32)
+    values[0, [1, 3]] = [1.0, 0.0]  # row 1 has no values: its target is the one-hot choice
+    targets = value_targets(np.array([1, 2]), 4, values, temperature=0.5)
+    assert np.allclose(targets[0], [0.0, 1 / (1 + np.exp(-2)), 0.0, np.exp(-2) / (1 + np.exp(-2))])
+    assert np.array_equal(targets[1], [0.0, 0.0, 1.0, 0.0])
+    assert np.array_equal(value_targets(np.array([1, 2]), 4, values, None), np.eye(4)[[1, 2]])
+
+
+def test_a_values_fit_moves_the_student_toward_the_teacher(tmp_path):
+    config = tiny(tmp_path, epochs=6, learning_rate=0.003, target="values", temperature=0.5)
+    fit(config, collect(config, progress=False))
+    rows = list(csv.DictReader((tmp_path / "run" / "fit.csv").open()))
+    assert float(rows[-1]["train_accuracy"]) > float(rows[0]["train_accuracy"])
+
+
+@pytest.mark.parametrize("fields,message", [({"target": "both"}, "target"), ({"temperature": 0.0}, "temperature"),
+                                            ({"target": "values", "teacher": "rules_strong"}, "keeps action values")])
+def test_bad_value_targets_are_refused(tmp_path, fields, message):
+    with pytest.raises(ValueError, match=message):
+        tiny(tmp_path, **fields)

@@ -11,10 +11,15 @@ One round of expert iteration (Anthony et al. 2017; the DAgger form of Ross et a
    stopped run resumes where it was.
 2. **Labels.** At every decision the teacher (``teacher``, a registry spec: a search agent such as
    ``pimc:iterations=200``, which reads the seat's information set from the env, never hidden cards)
-   chooses an action; the position's observation, legal mask and that choice are stored.
+   chooses an action; the position's observation, legal mask and that choice are stored, and, where
+   the teacher keeps them (PIMC), the mean rollout reward of every legal action it tried.
 3. **Fit.** A copy of the student network is trained with cross-entropy on its masked logits toward
-   the teacher's choices (``epochs``, Adam), 5% of the chunks held out; train and held-out accuracy
-   per epoch go to ``fit.csv``. The result is ``policy.npz`` in the same format (numpy inference).
+   the teacher (``epochs``, Adam), 5% of the chunks held out; train and held-out agreement with the
+   teacher's choice per epoch go to ``fit.csv``. ``target: choice`` fits the choice (one-hot);
+   ``target: values`` fits ``softmax(values / temperature)`` over the actions the teacher tried, so
+   two moves the search could hardly tell apart both keep their weight (a position without values,
+   e.g. one legal action or an earlier round's labels, falls back to its choice). The result is
+   ``policy.npz`` in the same format (numpy inference).
 
 The opponents of the evaluation harness take no part: the teacher is search, the positions are
 the student's own.
@@ -61,6 +66,8 @@ class DistillConfig:
     export_to: str = ""  # also copy the fitted policy.npz here
     # earlier rounds' run folders whose labels join the fit (DAgger aggregates every round's positions)
     include_labels: list[str] = field(default_factory=list)
+    target: str = "choice"  # "choice": the teacher's move; "values": softmax of its action values / temperature
+    temperature: float = 0.5  # with target "values", in the teacher's reward units (RING RANG: round points)
 
     def validate(self) -> None:
         spec = check_game_config(self, counts=("deals", "chunk", "workers", "epochs", "minibatch_size",
@@ -69,7 +76,13 @@ class DistillConfig:
             raise ValueError(f"student: no policy file {self.student!r}")
         if not self.learning_rate > 0:
             raise ValueError(f"learning_rate: expected > 0, got {self.learning_rate!r}")
-        make_agent(self.teacher, self.game, seed=0, **spec.env_info(self.num_players))  # a bad spec fails here
+        teacher = make_agent(self.teacher, self.game, seed=0, **spec.env_info(self.num_players))  # a bad spec fails
+        if self.target not in ("choice", "values"):
+            raise ValueError(f"target: expected 'choice' or 'values', got {self.target!r}")
+        if self.target == "values" and not hasattr(teacher, "last_values"):
+            raise ValueError(f"target: 'values' needs a teacher that keeps action values (pimc), not {self.teacher!r}")
+        if not self.temperature > 0:
+            raise ValueError(f"temperature: expected > 0, got {self.temperature!r}")
         PolicyAgent(path=self.student, game=self.game)
         for folder in self.include_labels:
             if not sorted((Path(folder) / "labels").glob("chunk_*.npz")):
@@ -90,7 +103,8 @@ def label_chunk(args: tuple[DistillConfig, int]) -> Path:
     env = make_env(eval_config)
     student = PolicyAgent(path=config.student, greedy=False, game=config.game)
     teacher = make_agent(config.teacher, config.game, seed=None, **config.env_info())
-    observations, masks, labels = [], [], []
+    observations, masks, labels, values = [], [], [], []
+    no_values = np.full(env.action_space(env.possible_agents[0]).n, np.nan, np.float32)
     first = index * config.chunk
     for deal in range(first, min(first + config.chunk, config.deals)):
         seed = int(np.random.SeedSequence([config.seed, deal]).generate_state(1)[0])
@@ -107,11 +121,14 @@ def label_chunk(args: tuple[DistillConfig, int]) -> Path:
             observations.append(obs["observation"].astype(np.float16))
             masks.append(obs["action_mask"].astype(bool))
             labels.append(teacher.act(obs))
+            values.append(no_values.copy())
+            for action, value in (getattr(teacher, "last_values", None) or {}).items():
+                values[-1][action] = value
             env.step(student.act(obs))
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".tmp.npz")
     np.savez_compressed(tmp, observation=np.array(observations), mask=np.array(masks),
-                        label=np.array(labels, dtype=np.int16))
+                        label=np.array(labels, dtype=np.int16), value=np.array(values, dtype=np.float32))
     tmp.replace(out)
     return out
 
@@ -143,24 +160,48 @@ def fit_labels(config: DistillConfig, progress: bool = True) -> list[Path]:
     return paths
 
 
-def load_labels(paths: list[Path]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def load_labels(paths: list[Path], temperature: float | None = None) -> tuple[np.ndarray, ...]:
+    """(observations, masks, choices, targets) of the chunks; a target row is the distribution the fit
+    aims at: one-hot on the choice, or with ``temperature`` the softmax of the teacher's values where
+    the chunk holds them."""
     parts = []
     for path in paths:
         with np.load(path, allow_pickle=False) as data:
-            parts.append((data["observation"].astype(np.float32), data["mask"], data["label"].astype(np.int64)))
-    return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))  # type: ignore[return-value]
+            label = data["label"].astype(np.int64)
+            values = data["value"] if temperature is not None and "value" in data.files else None
+            parts.append((data["observation"].astype(np.float32), data["mask"], label,
+                          value_targets(label, data["mask"].shape[1], values, temperature)))
+    return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
+
+
+def value_targets(label: np.ndarray, num_actions: int, values: np.ndarray | None,
+                  temperature: float | None) -> np.ndarray:
+    """One-hot rows on ``label``; where ``values`` has a finite entry, softmax(values / temperature) over them."""
+    targets = np.zeros((len(label), num_actions), np.float32)
+    targets[np.arange(len(label)), label] = 1.0
+    if values is None or temperature is None:
+        return targets
+    known = np.isfinite(values)
+    rows = known.any(axis=1)
+    scaled = np.where(known, values / temperature, -np.inf)[rows]
+    weights = np.exp(scaled - scaled.max(axis=1, keepdims=True))
+    targets[rows] = weights / weights.sum(axis=1, keepdims=True)
+    return targets
 
 
 # --------------------------------------------------------------------- the fit
 def fit(config: DistillConfig, paths: list[Path]) -> Path:
-    """Cross-entropy of the student's masked logits toward the teacher's choices; the fitted policy.npz."""
+    """Cross-entropy of the student's masked logits toward the teacher (its choices or the softmax of its
+    values, ``target``); the fitted policy.npz."""
     import torch
     from torch import nn
 
     torch.set_num_threads(config.torch_threads)
     torch.manual_seed(config.seed)
     held = max(1, len(paths) // 20) if len(paths) > 1 else 0
-    train_set, held_set = load_labels(paths[held:]), (load_labels(paths[:held]) if held else None)
+    temperature = config.temperature if config.target == "values" else None
+    train_set = load_labels(paths[held:], temperature)
+    held_set = load_labels(paths[:held], temperature) if held else None
     weights = load_policy(config.student)
     layers = []
     for weight, bias in policy_layers(weights):
@@ -173,12 +214,12 @@ def fit(config: DistillConfig, paths: list[Path]) -> Path:
     model = nn.Sequential(*[m for layer in layers[:-1] for m in (layer, activation)], layers[-1])
     optimizer = torch.optim.Adam(model.parameters(), lr=config.learning_rate)
 
-    def accuracy(data: tuple[np.ndarray, np.ndarray, np.ndarray]) -> float:
+    def accuracy(data: tuple[np.ndarray, ...]) -> float:
         with torch.no_grad():
             logits = model(torch.as_tensor(data[0])).masked_fill(~torch.as_tensor(data[1]), -1e9)
             return float((logits.argmax(1) == torch.as_tensor(data[2])).float().mean())
 
-    obs, mask, label = (torch.as_tensor(a) for a in train_set)
+    obs, mask, label, target = (torch.as_tensor(a) for a in train_set)
     curve = Path(config.run_dir) / "fit.csv"
     with curve.open("w", newline="") as f:
         writer = csv.writer(f)
@@ -190,7 +231,8 @@ def fit(config: DistillConfig, paths: list[Path]) -> Path:
             for first in range(0, len(label), config.minibatch_size):
                 mb = order[first:first + config.minibatch_size]
                 logits = model(obs[mb]).masked_fill(~mask[mb], -1e9)
-                loss = nn.functional.cross_entropy(logits, label[mb])
+                # one-hot rows (target "choice") give the plain cross-entropy on the choice
+                loss = nn.functional.cross_entropy(logits, target[mb])
                 optimizer.zero_grad()
                 loss.backward()
                 optimizer.step()
