@@ -23,7 +23,8 @@ from .registry import make_agent
 
 def positions(game: str, count: int, seed: int):
     """Yield (env, observation) at ``count`` decisions with a choice, from random play."""
-    env = game_spec(game).make_env(game_spec(game).episodes["deal"], num_players=4)
+    spec = game_spec(game)
+    env = spec.make_env(spec.episodes["deal"], num_players=4)
     rng = np.random.default_rng(seed)
     found = 0
     episode = 0

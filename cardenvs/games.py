@@ -63,6 +63,10 @@ class GameSpec:
             raise ValueError(f"{name}: {self.title} {takes}, got {num_players!r}")
         return int(num_players)
 
+    def heading(self, num_players: int) -> str:
+        """The game as a table's title: "RING RANG", "Rang, 5 players"."""
+        return self.title if self.fixed_players else f"{self.title}, {num_players} players"
+
     def players_or_fixed(self, num_players: int) -> int:
         """The seat count of a game with ``num_players`` asked for (a fixed-size game ignores it)."""
         return self.players[0] if self.fixed_players else num_players

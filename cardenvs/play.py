@@ -170,9 +170,6 @@ class RingRangText:
     def __init__(self, raw: Any, seat: int, color: bool):
         self.raw, self.seat, self.color = raw, seat, color
 
-    def title(self) -> str:
-        return "RING RANG"
-
     def where(self, seat: int) -> str:
         """Where a seat sits, seen from the player: `` (left)``."""
         return f" ({RELATIVE[(seat - self.seat) & 3]})"
@@ -297,9 +294,6 @@ class RangText:
     def __init__(self, raw: Any, seat: int, color: bool):
         self.raw, self.seat, self.color = raw, seat, color
         self.known_hand: Counter[int] | None = None  # the player's hand after their last move
-
-    def title(self) -> str:
-        return f"Rang, {self.raw.num_players} players"
 
     def where(self, seat: int) -> str:
         return ""
@@ -457,7 +451,8 @@ class TerminalGame:
             specs = specs * len(others)
         if len(specs) != len(others):
             raise ValueError(f"--opponents: give 1 spec or {len(others)} (one per other seat), got {len(specs)}")
-        env_info = game_spec(game_name).env_info(self.num_players)
+        spec = game_spec(game_name)
+        env_info = spec.env_info(self.num_players)
         base_seed = 0 if seed is None else seed
         self.agents = {
             s: make_agent(spec, game_name, seed=base_seed + 1000 + s, **env_info)
@@ -469,7 +464,8 @@ class TerminalGame:
         self.color = color
         self.read = read
         self.write = write
-        self.text = game_spec(game_name).part("text")(self.raw, seat, color)
+        self.text = spec.part("text")(self.raw, seat, color)
+        self.heading = spec.heading(self.num_players)  # "RING RANG", "Rang, 5 players"
         self.actions: list[int] = []
         self.decisions = 0
 
@@ -540,7 +536,7 @@ class TerminalGame:
 
     def intro(self) -> str:
         who = ", ".join(f"player_{s}: {spec}" for s, spec in enumerate(self.specs))
-        return f"=== {self.text.title()} (seed {self.seed}); you are player_{self.seat}. Seats: {who}"
+        return f"=== {self.heading} (seed {self.seed}); you are player_{self.seat}. Seats: {who}"
 
 
 # ------------------------------------------------------------------ CLI

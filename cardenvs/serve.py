@@ -144,7 +144,7 @@ class WebGame(TerminalGame):
     # ------------------------------------------------------------- what the page gets
     def intro(self) -> str:
         """As :meth:`TerminalGame.intro`, without the seed (it would give every hand away)."""
-        return f"=== {self.text.title()}; you are player_{self.seat}. Seats: " + ", ".join(self.seat_names())
+        return f"=== {self.heading}; you are player_{self.seat}. Seats: " + ", ".join(self.seat_names())
 
     def seat_names(self) -> list[str]:
         names = []
@@ -575,7 +575,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         def new_game(game_seed: int) -> WebGame:
             return WebGame(game_name, env_kwargs, args.seat, specs, game_seed)
 
-        title = spec.title + ("" if spec.fixed_players else f", {num_players} players")
+        title = spec.heading(num_players)
         app = App(new_game, seed, f"cardenvs serve: {title}")  # builds every agent: bad specs fail here
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)

@@ -27,11 +27,11 @@ class CheckpointError(ValueError):
     """A checkpoint that is missing, partial or corrupt."""
 
 
-def sha256(path: Path) -> str:
+def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
+def _write_json_atomic(path: Path, data: Any) -> None:
     temporary = path.with_name(path.name + ".tmp")
     temporary.write_text(json.dumps(data, indent=1))
     temporary.replace(path)
@@ -40,8 +40,8 @@ def write_json_atomic(path: Path, data: Any) -> None:
 def commit_checkpoint(run_dir: Path, folder: Path, names: tuple[str, ...], steps: int, keep: int) -> None:
     """Point ``latest.json`` at the whole checkpoint ``folder`` (its files' SHA-256), then prune old ones."""
     root = run_dir / "checkpoints"
-    files = {name: sha256(folder / name) for name in names}
-    write_json_atomic(root / "latest.json", {"folder": folder.name, "steps": steps, "sha256": files})
+    files = {name: _sha256(folder / name) for name in names}
+    _write_json_atomic(root / "latest.json", {"folder": folder.name, "steps": steps, "sha256": files})
     checkpoints = sorted((p for p in root.glob("step_*") if p.is_dir()), key=lambda p: int(p.name[5:]))
     for old in checkpoints[:-keep]:
         if old != folder:
@@ -82,19 +82,19 @@ def load_checkpoint(
         path = folder / file
         if not path.is_file():
             raise CheckpointError(f"checkpoint {folder} is partial: {file} is missing")
-        if sha256(path) != digest:
+        if _sha256(path) != digest:
             raise CheckpointError(f"checkpoint {folder} is corrupt: {file} does not match its SHA-256")
     try:
         state = json.loads((folder / "state.json").read_text())
     except ValueError as error:
         raise CheckpointError(f"checkpoint {folder}: state.json is corrupt: {error}") from None
     absent = [key for key in state_keys if key not in state] if isinstance(state, dict) else list(state_keys)
-    if absent or not isinstance(state["config"], dict) or not is_count(state["steps"]):
+    if absent or not isinstance(state["config"], dict) or not _is_count(state["steps"]):
         raise CheckpointError(f"checkpoint {folder}: state.json lacks {absent} or holds a bad 'config'/'steps'")
     return folder, state
 
 
-def is_count(value: Any) -> bool:
+def _is_count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 

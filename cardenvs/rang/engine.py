@@ -713,7 +713,6 @@ def arrange_deck(
     return [CODES[c] for c in deck]
 
 
-
 # The encoder sits beside the engine and imports it: bound last, when every name above exists (a module
 # object, so either module may be imported first).
 from . import observation as _observation  # noqa: E402

@@ -663,7 +663,6 @@ def _trick_from_json(data: dict[str, Any]) -> tuple[int, tuple[int, ...], int, i
     return (int(data["leader"]), tuple(int(c) for c in data["cards"]), int(data["winner"]), int(data["lifted"]))
 
 
-
 # The encoder sits beside the engine and imports it: bound last, when every name above exists (a module
 # object, so either module may be imported first).
 from . import observation as _observation  # noqa: E402
