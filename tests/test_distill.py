@@ -122,7 +122,19 @@ def test_a_values_fit_moves_the_student_toward_the_teacher(tmp_path):
     assert float(rows[-1]["train_accuracy"]) > float(rows[0]["train_accuracy"])
 
 
+def test_keep_best_exports_the_epoch_with_the_best_held_out_agreement(tmp_path):
+    config = tiny(tmp_path, epochs=4, learning_rate=0.01, keep="best")
+    paths = collect(config, progress=False)
+    policy = PolicyAgent(path=str(fit(config, paths)), game="ring_rang")
+    rows = list(csv.DictReader((tmp_path / "run" / "fit.csv").open()))
+    with np.load(paths[0], allow_pickle=False) as held_out:  # the first chunk is held out
+        chosen = policy.probabilities(held_out["observation"], held_out["mask"]).argmax(axis=1)
+        agreement = float(np.mean(chosen == held_out["label"]))
+    assert agreement == pytest.approx(max(float(r["held_out_accuracy"]) for r in rows), abs=1e-3)
+
+
 @pytest.mark.parametrize("fields,message", [({"target": "both"}, "target"), ({"temperature": 0.0}, "temperature"),
+                                            ({"keep": "first"}, "keep"),
                                             ({"target": "values", "teacher": "rules_strong"}, "keeps action values")])
 def test_bad_value_targets_are_refused(tmp_path, fields, message):
     with pytest.raises(ValueError, match=message):

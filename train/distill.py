@@ -15,7 +15,9 @@ One round of expert iteration (Anthony et al. 2017; the DAgger form of Ross et a
    the teacher keeps them (PIMC), the mean rollout reward of every legal action it tried.
 3. **Fit.** A copy of the student network is trained with cross-entropy on its masked logits toward
    the teacher (``epochs``, Adam), 5% of the chunks held out; train and held-out agreement with the
-   teacher's choice per epoch go to ``fit.csv``. ``target: choice`` fits the choice (one-hot);
+   teacher's choice per epoch go to ``fit.csv``; ``keep: best`` keeps the epoch (0 = the student
+   unchanged) with the best held-out agreement instead of the last one, since a fit on a few hundred
+   thousand positions overfits within a few epochs. ``target: choice`` fits the choice (one-hot);
    ``target: values`` fits ``softmax(values / temperature)`` over the actions the teacher tried, so
    two moves the search could hardly tell apart both keep their weight (a position without values,
    e.g. one legal action or an earlier round's labels, falls back to its choice). The result is
@@ -68,6 +70,7 @@ class DistillConfig:
     include_labels: list[str] = field(default_factory=list)
     target: str = "choice"  # "choice": the teacher's move; "values": softmax of its action values / temperature
     temperature: float = 0.5  # with target "values", in the teacher's reward units (RING RANG: round points)
+    keep: str = "last"  # "last": the network after the last epoch; "best": after the best held-out epoch
 
     def validate(self) -> None:
         spec = check_game_config(self, counts=("deals", "chunk", "workers", "epochs", "minibatch_size",
@@ -81,6 +84,8 @@ class DistillConfig:
             raise ValueError(f"target: expected 'choice' or 'values', got {self.target!r}")
         if self.target == "values" and not hasattr(teacher, "last_values"):
             raise ValueError(f"target: 'values' needs a teacher that keeps action values (pimc), not {self.teacher!r}")
+        if self.keep not in ("last", "best"):
+            raise ValueError(f"keep: expected 'last' or 'best', got {self.keep!r}")
         if not self.temperature > 0:
             raise ValueError(f"temperature: expected > 0, got {self.temperature!r}")
         PolicyAgent(path=self.student, game=self.game)
@@ -220,27 +225,35 @@ def fit(config: DistillConfig, paths: list[Path]) -> Path:
             return float((logits.argmax(1) == torch.as_tensor(data[2])).float().mean())
 
     obs, mask, label, target = (torch.as_tensor(a) for a in train_set)
+
+    def snapshot() -> list[tuple[np.ndarray, np.ndarray]]:
+        return [(layer.weight.detach().numpy().copy(), layer.bias.detach().numpy().copy()) for layer in layers]
+
+    kept, kept_epoch, best = snapshot(), 0, -1.0
     curve = Path(config.run_dir) / "fit.csv"
     with curve.open("w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["epoch", "positions", "train_accuracy", "held_out_accuracy"])
-        writer.writerow([0, len(label), f"{accuracy(train_set):.4f}",
-                         f"{accuracy(held_set):.4f}" if held_set else ""])
-        for epoch in range(1, config.epochs + 1):
-            order = torch.randperm(len(label))
-            for first in range(0, len(label), config.minibatch_size):
-                mb = order[first:first + config.minibatch_size]
-                logits = model(obs[mb]).masked_fill(~mask[mb], -1e9)
-                # one-hot rows (target "choice") give the plain cross-entropy on the choice
-                loss = nn.functional.cross_entropy(logits, target[mb])
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-            row = [epoch, len(label), f"{accuracy(train_set):.4f}", f"{accuracy(held_set):.4f}" if held_set else ""]
+        for epoch in range(config.epochs + 1):
+            if epoch:
+                order = torch.randperm(len(label))
+                for first in range(0, len(label), config.minibatch_size):
+                    mb = order[first:first + config.minibatch_size]
+                    logits = model(obs[mb]).masked_fill(~mask[mb], -1e9)
+                    # one-hot rows (target "choice") give the plain cross-entropy on the choice
+                    loss = nn.functional.cross_entropy(logits, target[mb])
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+            held_out = accuracy(held_set) if held_set else None
+            row = [epoch, len(label), f"{accuracy(train_set):.4f}", "" if held_out is None else f"{held_out:.4f}"]
             writer.writerow(row)
             f.flush()
             print(f"epoch {epoch}: train accuracy {row[2]}, held-out {row[3]}", file=sys.stderr)
-    fitted = policy_arrays([(layer.weight, layer.bias) for layer in layers], str(weights["activation"]), config.game)
+            if config.keep == "last" or held_out is None or held_out > best:  # no held-out chunk: the last
+                kept, kept_epoch, best = snapshot(), epoch, held_out if held_out is not None else best
+    print(f"kept the network after epoch {kept_epoch}", file=sys.stderr)
+    fitted = policy_arrays(kept, str(weights["activation"]), config.game)
     path = save_policy(fitted, Path(config.run_dir) / "policy.npz")
     if config.export_to:
         Path(config.export_to).parent.mkdir(parents=True, exist_ok=True)
