@@ -46,7 +46,8 @@ class GameSpec:
     agents: dict[str, str] = field(default_factory=dict)  # agent name -> "module:factory"
     # the game's pieces in the layers above the env, by role -> "module:attr": "painter" (render.py's
     # image of a table view), "search" (agents/search.py's rules of the world), "text" (play.py's table
-    # as text), "faces" (serve.py's look of a move's button)
+    # as text), "faces" (serve.py's look of a move's button), "symmetries" (where the game has them: index maps
+    # of observations and actions that leave the rules unchanged, for data augmentation)
     parts: dict[str, str] = field(default_factory=dict)
 
     # ------------------------------------------------------------ seats
@@ -150,11 +151,12 @@ def _rang_options(rng: np.random.Generator, unit: str, num_players: int) -> dict
     return {"decks": [shuffled_codes(rng, deck) for deck in (DECK_108, DECK_54) for _ in range(30)], "dealer": dealer}
 
 
-def _layout(name: str, camel: str, styles: tuple[str, ...]) -> dict[str, Any]:
+def _layout(name: str, camel: str, styles: tuple[str, ...], symmetries: str = "") -> dict[str, Any]:
     """Where a game's pieces live, by the package's layout: ``cardenvs/<name>_v0.py`` (the env),
     ``cardenvs/vector/<name>.py`` (``<Camel>VectorEnv``), ``agents/<name>_rules.py`` and
     ``agents/gauntlet_<name>.py`` (the rule agents and the gauntlet's ``styles``), the per-game functions of
-    the search, policy and app modules (``make_pimc_<name>``, ``<Camel>Rules``, ``<Camel>Text``, ...)."""
+    the search, policy and app modules (``make_pimc_<name>``, ``<Camel>Rules``, ``<Camel>Text``, ...);
+    ``symmetries``: the function of ``cardenvs/<name>/observation.py`` that lists them, if any."""
     search, policy = "cardenvs.agents.search", "cardenvs.agents.policy"
     rules, gauntlet = f"cardenvs.agents.{name}_rules", f"cardenvs.agents.gauntlet_{name}"
     agents = {
@@ -170,13 +172,16 @@ def _layout(name: str, camel: str, styles: tuple[str, ...]) -> dict[str, Any]:
     }
     parts = {"painter": f"cardenvs.render:draw_{name}", "search": f"{search}:{camel}Rules",
              "text": f"cardenvs.play:{camel}Text", "faces": f"cardenvs.serve:{name}_faces"}
+    if symmetries:
+        parts["symmetries"] = f"cardenvs.{name}.observation:{symmetries}"
     return {"name": name, "env_module": f"cardenvs.{name}_v0", "vector_env": f"cardenvs.vector.{name}:{camel}VectorEnv",
             "gym_id": f"cardenvs/{camel}-v0", "agents": agents, "parts": parts}
 
 
 GAMES: dict[str, GameSpec] = {
     "ring_rang": GameSpec(
-        **_layout("ring_rang", "RingRang", styles=("hoarder", "lifter", "reader", "supporter")),
+        **_layout("ring_rang", "RingRang", styles=("hoarder", "lifter", "reader", "supporter"),
+                  symmetries="suit_symmetries"),
         title="RING RANG",
         aliases=("ring-rang", "ringrang", "ring_rang_v0"),
         players=(4, 4),

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import yaml
 
-from cardenvs.agents.policy import PolicyAgent
+from cardenvs.agents.policy import PolicyAgent, policy_layers
 from cardenvs.train.config_files import config_from_dict
 from cardenvs.train.distill import DistillConfig, collect, fit, fit_labels, label_chunk
 
@@ -133,8 +133,19 @@ def test_keep_best_exports_the_epoch_with_the_best_held_out_agreement(tmp_path):
     assert agreement == pytest.approx(max(float(r["held_out_accuracy"]) for r in rows), abs=1e-3)
 
 
+def test_a_fresh_network_fitted_on_renamed_suits_learns_and_exports_its_sizes(tmp_path):
+    config = tiny(tmp_path, epochs=4, learning_rate=0.003, net_arch=[32, 16], activation="tanh", augment=True)
+    policy = PolicyAgent(path=str(fit(config, collect(config, progress=False))), game="ring_rang")
+    assert [w.shape for w, _ in policy_layers(policy.weights)] == [(32, 639), (16, 32), (57, 16)]
+    assert str(policy.weights["activation"]) == "tanh"
+    rows = list(csv.DictReader((tmp_path / "run" / "fit.csv").open()))
+    assert float(rows[-1]["train_accuracy"]) > float(rows[0]["train_accuracy"])
+
+
 @pytest.mark.parametrize("fields,message", [({"target": "both"}, "target"), ({"temperature": 0.0}, "temperature"),
-                                            ({"keep": "first"}, "keep"),
+                                            ({"keep": "first"}, "keep"), ({"net_arch": [0]}, "net_arch"),
+                                            ({"net_arch": [8], "activation": "gelu"}, "activation"),
+                                            ({"game": "rang", "augment": True}, "no symmetries"),
                                             ({"target": "values", "teacher": "rules_strong"}, "keeps action values")])
 def test_bad_value_targets_are_refused(tmp_path, fields, message):
     with pytest.raises(ValueError, match=message):

@@ -396,3 +396,31 @@ def test_full_game_rewards_plus_minus_one():
     assert max(game.scores) >= 20
     for seat in range(4):
         assert totals[f"player_{seat}"] == (1.0 if seat % 2 == winners else -1.0)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_suit_symmetries_rename_a_whole_game_consistently(seed):
+    """Deal a deck and the same deck with its suits renamed, play the renamed moves: every seat's view and
+    legal mask of the renamed game are the renamed view and mask of the first (what augmentation assumes)."""
+    from cardenvs.ring_rang.engine import RingRangGame
+    from cardenvs.ring_rang.observation import suit_symmetries
+
+    rng = np.random.default_rng(seed)
+    symmetries = suit_symmetries()
+    assert len(symmetries) == 24 and len({tuple(a) for _, a in symmetries}) == 24
+    observation_index, action_map = symmetries[1 + seed * 7]
+    deck = [int(c) for c in rng.permutation(52)]
+    first = RingRangGame(np.random.default_rng(0), chooser=seed, decks=[deck], episode="round")
+    renamed = RingRangGame(np.random.default_rng(0), chooser=seed, decks=[[int(action_map[c]) for c in deck]],
+                           episode="round")
+    moves = 0
+    while not first.is_over():
+        assert renamed.current_player() == first.current_player()
+        assert np.array_equal(renamed.legal_mask(), first.legal_mask()[np.argsort(action_map)])
+        for seat in range(4):
+            assert np.array_equal(renamed.observe(seat), first.observe(seat)[observation_index])
+        action = int(rng.choice(np.flatnonzero(first.legal_mask())))
+        first.step(action)
+        renamed.step(int(action_map[action]))
+        moves += 1
+    assert renamed.is_over() and moves > 40

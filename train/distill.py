@@ -17,7 +17,10 @@ One round of expert iteration (Anthony et al. 2017; the DAgger form of Ross et a
    the teacher (``epochs``, Adam), 5% of the chunks held out; train and held-out agreement with the
    teacher's choice per epoch go to ``fit.csv``; ``keep: best`` keeps the epoch (0 = the student
    unchanged) with the best held-out agreement instead of the last one, since a fit on a few hundred
-   thousand positions overfits within a few epochs. ``target: choice`` fits the choice (one-hot);
+   thousand positions overfits within a few epochs. ``net_arch: [512, 512, 512]`` fits a fresh network
+   of those hidden sizes (``activation``) instead of the student's; ``augment: true`` shows each
+   minibatch under one of the game's symmetries drawn at random (RING RANG: the 24 renamings of the
+   suits), so the labels go 24 times as far. ``target: choice`` fits the choice (one-hot);
    ``target: values`` fits ``softmax(values / temperature)`` over the actions the teacher tried, so
    two moves the search could hardly tell apart both keep their weight (a position without values,
    e.g. one legal action or an earlier round's labels, falls back to its choice). The result is
@@ -44,7 +47,7 @@ from cardenvs.agents.policy import PolicyAgent, load_policy, policy_arrays, poli
 from cardenvs.agents.registry import make_agent
 from cardenvs.games import game_spec
 
-from .config_files import check_game_config, config_from_dict, read_yaml_mapping
+from .config_files import check_game_config, check_network, config_from_dict, read_yaml_mapping
 from .evaluate import EvalConfig, deal_options, make_env, progress_bar
 
 
@@ -71,6 +74,9 @@ class DistillConfig:
     target: str = "choice"  # "choice": the teacher's move; "values": softmax of its action values / temperature
     temperature: float = 0.5  # with target "values", in the teacher's reward units (RING RANG: round points)
     keep: str = "last"  # "last": the network after the last epoch; "best": after the best held-out epoch
+    net_arch: list[int] = field(default_factory=list)  # hidden sizes of a fresh network; empty: the student's
+    activation: str = "relu"  # of a fresh network: "relu" or "tanh"
+    augment: bool = False  # each minibatch renamed by one of the game's symmetries (game_spec(game).parts)
 
     def validate(self) -> None:
         spec = check_game_config(self, counts=("deals", "chunk", "workers", "epochs", "minibatch_size",
@@ -84,6 +90,10 @@ class DistillConfig:
             raise ValueError(f"target: expected 'choice' or 'values', got {self.target!r}")
         if self.target == "values" and not hasattr(teacher, "last_values"):
             raise ValueError(f"target: 'values' needs a teacher that keeps action values (pimc), not {self.teacher!r}")
+        if self.net_arch:
+            check_network(self)
+        if self.augment and "symmetries" not in spec.parts:
+            raise ValueError(f"augment: {spec.title} lists no symmetries (cardenvs/games.py); set augment: false")
         if self.keep not in ("last", "best"):
             raise ValueError(f"keep: expected 'last' or 'best', got {self.keep!r}")
         if not self.temperature > 0:
@@ -208,15 +218,24 @@ def fit(config: DistillConfig, paths: list[Path]) -> Path:
     train_set = load_labels(paths[held:], temperature)
     held_set = load_labels(paths[:held], temperature) if held else None
     weights = load_policy(config.student)
-    layers = []
-    for weight, bias in policy_layers(weights):
-        layer = nn.Linear(weight.shape[1], weight.shape[0])
-        with torch.no_grad():
-            layer.weight.copy_(torch.as_tensor(weight))
-            layer.bias.copy_(torch.as_tensor(bias))
-        layers.append(layer)
-    activation = nn.ReLU() if str(weights["activation"]) == "relu" else nn.Tanh()
+    activation_name = config.activation if config.net_arch else str(weights["activation"])
+    if config.net_arch:  # a fresh network (torch's default initialisation)
+        sizes = [train_set[0].shape[1], *config.net_arch, train_set[1].shape[1]]
+        layers = [nn.Linear(n_in, n_out) for n_in, n_out in zip(sizes[:-1], sizes[1:], strict=True)]
+    else:  # the student's network
+        layers = []
+        for weight, bias in policy_layers(weights):
+            layer = nn.Linear(weight.shape[1], weight.shape[0])
+            with torch.no_grad():
+                layer.weight.copy_(torch.as_tensor(weight))
+                layer.bias.copy_(torch.as_tensor(bias))
+            layers.append(layer)
+    activation = nn.ReLU() if activation_name == "relu" else nn.Tanh()
     model = nn.Sequential(*[m for layer in layers[:-1] for m in (layer, activation)], layers[-1])
+    # (observation index, action index) of each symmetry (suit_symmetries(): a mask's columns go by argsort)
+    symmetries = [(torch.as_tensor(index), torch.as_tensor(np.argsort(actions)))
+                  for index, actions in game_spec(config.game).part("symmetries")()] if config.augment else []
+    generator = np.random.default_rng(config.seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.learning_rate)
 
     def accuracy(data: tuple[np.ndarray, ...]) -> float:
@@ -239,9 +258,13 @@ def fit(config: DistillConfig, paths: list[Path]) -> Path:
                 order = torch.randperm(len(label))
                 for first in range(0, len(label), config.minibatch_size):
                     mb = order[first:first + config.minibatch_size]
-                    logits = model(obs[mb]).masked_fill(~mask[mb], -1e9)
+                    mb_obs, mb_mask, mb_target = obs[mb], mask[mb], target[mb]
+                    if symmetries:
+                        index, columns = symmetries[generator.integers(len(symmetries))]
+                        mb_obs, mb_mask, mb_target = mb_obs[:, index], mb_mask[:, columns], mb_target[:, columns]
+                    logits = model(mb_obs).masked_fill(~mb_mask, -1e9)
                     # one-hot rows (target "choice") give the plain cross-entropy on the choice
-                    loss = nn.functional.cross_entropy(logits, target[mb])
+                    loss = nn.functional.cross_entropy(logits, mb_target)
                     optimizer.zero_grad()
                     loss.backward()
                     optimizer.step()
@@ -253,7 +276,7 @@ def fit(config: DistillConfig, paths: list[Path]) -> Path:
             if config.keep == "last" or held_out is None or held_out > best:  # no held-out chunk: the last
                 kept, kept_epoch, best = snapshot(), epoch, held_out if held_out is not None else best
     print(f"kept the network after epoch {kept_epoch}", file=sys.stderr)
-    fitted = policy_arrays(kept, str(weights["activation"]), config.game)
+    fitted = policy_arrays(kept, activation_name, config.game)
     path = save_policy(fitted, Path(config.run_dir) / "policy.npz")
     if config.export_to:
         Path(config.export_to).parent.mkdir(parents=True, exist_ok=True)

@@ -12,6 +12,7 @@ fast, and must always agree with :func:`observe` (tests/test_ring_rang_env.py ch
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ from .engine import (
     ACTION_TRUMP,
     ACTION_TURNED,
     MAX_SCORE,
+    NUM_ACTIONS,
     NUM_SEATS,
     NUM_TRICKS,
     PHASE_PLAY,
@@ -29,7 +31,8 @@ from .engine import (
     bits_to_cards,
 )
 
-__all__ = ["OBSERVATION_PARTS", "OBSERVATION_SIZE", "OFFSETS", "Observer", "decode_observation", "observe"]
+__all__ = ["OBSERVATION_PARTS", "OBSERVATION_SIZE", "OFFSETS", "Observer", "decode_observation", "observe",
+           "suit_symmetries"]
 
 OBSERVATION_PARTS: list[tuple[str, int]] = [
     ("hand", 52),
@@ -124,6 +127,25 @@ def observe(game: RingRangGame, viewer: int) -> np.ndarray:
         if flag:
             obs[DECLARED + ((seat - viewer) & 3)] = 1.0
     return obs
+
+
+def suit_symmetries() -> list[tuple[np.ndarray, np.ndarray]]:
+    """The 24 renamings of the suits as index maps, for data augmentation: the base game's rules treat
+    the four suits alike (only the ``signals`` variant names clubs and diamonds), so renaming them in a
+    position renames them in its best move. Each pair is ``(observation_index, action_map)``: the renamed
+    view is ``obs[..., observation_index]``, the renamed action ``action_map[action]``, the renamed legal
+    mask ``mask[..., np.argsort(action_map)]``. Base game only (``NUM_ACTIONS`` actions)."""
+    maps = []
+    for order in itertools.permutations(range(4)):
+        card_map = np.array([order[card // 13] * 13 + card % 13 for card in range(52)])  # old card -> new card
+        observation_index = np.arange(OBSERVATION_SIZE)
+        for block in [HAND] + [part + 52 * seat for part in (CURRENT, PLAYED) for seat in range(NUM_SEATS)]:
+            observation_index[block + card_map] = block + np.arange(52)
+        observation_index[TRUMP + np.array(order)] = TRUMP + np.arange(4)
+        action_map = np.concatenate([card_map, ACTION_TRUMP + np.array(order), [ACTION_KNOCK]])
+        assert len(action_map) == NUM_ACTIONS
+        maps.append((observation_index, action_map))
+    return maps
 
 
 def _mark_trick(obs: np.ndarray, viewer: int, leader: int, cards: Any, part: int) -> None:
