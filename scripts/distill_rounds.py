@@ -1,0 +1,89 @@
+"""The RING RANG policy stage by stage, read from the harness outputs kept in ``docs/strength/``.
+
+    python scripts/distill_rounds.py            # writes docs/strength/distill_rounds.csv and .png
+
+Each stage (the self-play league, then each distillation round) against ``rules_strong`` (2000
+duplicate deals, seed 0), its worst gauntlet match-up (1000 each) and the exploit proxy (a fresh best
+response's win rate, 400k decisions), with 95% CIs, where the stage's outputs were kept. Nothing is
+measured here: run ``cardenvs eval`` / ``cardenvs exploit`` first (docs/strength.md lists the commands).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+STRENGTH = Path(__file__).resolve().parents[1] / "docs" / "strength"
+# stage -> (vs rules_strong, gauntlet, exploit) output folders; "" where a stage's outputs were not kept
+STAGES = {
+    "league 10M": ("ring_rang_league_10M_vs_rules_strong", "gauntlet_ring_rang_league_10M", ""),
+    "round 2": ("ring_rang_distill2_vs_rules_strong", "gauntlet_ring_rang_distill_round2",
+                "exploit_ring_rang_distill_round2"),
+    "round 3": ("ring_rang_distill_round3_vs_rules_strong", "gauntlet_ring_rang_distill_round3",
+                "exploit_ring_rang_distill_round3"),
+    "round 4": ("ring_rang_distill_round4_vs_rules_strong", "gauntlet_ring_rang_distill_round4",
+                "exploit_ring_rang_distill_round4"),
+    "round 5 (not shipped)": ("ring_rang_distill_round5_vs_rules_strong", "", ""),
+    "round 6 (shipped)": ("ring_rang_trained_vs_rules_strong", "gauntlet_ring_rang_trained",
+                          "exploit_ring_rang_trained"),
+}
+FIELDS = ["stage", "measure", "win_rate", "ci95_low", "ci95_high"]
+
+
+def rows() -> list[dict]:
+    out = []
+    for stage, (versus, gauntlet, exploit) in STAGES.items():
+        first = json.loads((STRENGTH / versus / "results.json").read_text())["table"][0]
+        out.append({"stage": stage, "measure": "vs rules_strong", "win_rate": first["win_rate"],
+                    "ci95_low": first["win_rate_ci95"][0], "ci95_high": first["win_rate_ci95"][1]})
+        if gauntlet:
+            worst = json.loads((STRENGTH / gauntlet / "gauntlet.json").read_text())["worst"]
+            out.append({"stage": stage, "measure": f"gauntlet worst ({worst['opponent']})",
+                        "win_rate": worst["win_rate"], "ci95_low": worst["win_rate_ci95"][0],
+                        "ci95_high": worst["win_rate_ci95"][1]})
+        if exploit:
+            data = json.loads((STRENGTH / exploit / "exploit.json").read_text())
+            out.append({"stage": stage, "measure": "exploit: best response wins",
+                        "win_rate": data["best_response_win_rate"], "ci95_low": data["win_rate_ci95"][0],
+                        "ci95_high": data["win_rate_ci95"][1]})
+    return out
+
+
+def plot(table: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    stages = list(STAGES)
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    for measure, colour in (("vs rules_strong", "tab:blue"), ("gauntlet worst", "black"),
+                            ("exploit: best response wins", "tab:red")):
+        points = [r for r in table if r["measure"].startswith(measure)]
+        x = [stages.index(r["stage"]) for r in points]
+        y = [r["win_rate"] for r in points]
+        errors = [[r["win_rate"] - r["ci95_low"] for r in points], [r["ci95_high"] - r["win_rate"] for r in points]]
+        ax.errorbar(x, y, yerr=errors, marker="o", capsize=3, color=colour, label=measure)
+    ax.axhline(0.5, color="grey", linewidth=0.8, linestyle="--")
+    ax.set_xticks(range(len(stages)), stages, rotation=20)
+    ax.set_ylabel("win rate, 95% CI")
+    ax.set_title("RING RANG policy by stage (the exploit line: lower is more robust)")
+    ax.legend(loc="center left", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def main() -> None:
+    table = rows()
+    with (STRENGTH / "distill_rounds.csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, FIELDS)
+        writer.writeheader()
+        writer.writerows(table)
+    plot(table, STRENGTH / "distill_rounds.png")
+    print(f"wrote {STRENGTH / 'distill_rounds.csv'} and {STRENGTH / 'distill_rounds.png'}")
+
+
+if __name__ == "__main__":
+    main()
