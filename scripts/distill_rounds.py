@@ -25,7 +25,9 @@ STAGES = {
     "round 4": ("ring_rang_distill_round4_vs_rules_strong", "gauntlet_ring_rang_distill_round4",
                 "exploit_ring_rang_distill_round4"),
     "round 5 (not shipped)": ("ring_rang_distill_round5_vs_rules_strong", "", ""),
-    "round 6 (shipped)": ("ring_rang_trained_vs_rules_strong", "gauntlet_ring_rang_trained",
+    "round 6": ("ring_rang_distill_round6_vs_rules_strong", "gauntlet_ring_rang_distill_round6",
+                "exploit_ring_rang_distill_round6"),
+    "round 7 (shipped)": ("ring_rang_trained_vs_rules_strong", "gauntlet_ring_rang_trained",
                           "exploit_ring_rang_trained"),
 }
 FIELDS = ["stage", "measure", "win_rate", "ci95_low", "ci95_high"]
