@@ -314,21 +314,32 @@ class SearchAgent(Agent):
         else:
             raise ValueError(f"rollout must be 'random' or an agent name, got {rollout!r}")
         self._env: Any = None
-        self._memory = self.rules.new_memory()
+        # what each seat it plays remembers beyond the public view (Rang: its own discards), by seat, so one
+        # agent may also advise every seat of a game (distillation labels all four)
+        self._memories: dict[int, Any] = {}
         # the mean rollout reward of each legal action at the last decision (PIMC and the oracle; None when
         # the decision had one legal action or the search keeps no means): soft targets for distillation
         self.last_values: dict[int, float] | None = None
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
-        if self._memory is not None:
-            self._memory.clear()
+        self._memories.clear()
 
     def observe_env(self, env: Any) -> None:
         """Called before :meth:`act` by the harness: the env the agent plays in (read through its public view)."""
         self._env = getattr(env, "unwrapped", env)
 
     def act(self, observation: dict[str, np.ndarray], env: Any = None) -> int:
+        action = self.propose(observation, env)
+        self.played(action)
+        return action
+
+    def propose(self, observation: dict[str, np.ndarray], env: Any = None) -> int:
+        """The search's choice for the seat to act, not yet remembered as played (see :meth:`played`).
+
+        :meth:`act` is ``propose`` then ``played``; a labeller that asks the search at positions where another
+        policy moves calls ``propose``, then ``played`` with the move actually made.
+        """
         if env is not None:
             self.observe_env(env)
         if self._env is None or self._env.game is None:
@@ -339,10 +350,11 @@ class SearchAgent(Agent):
         if not legal:
             raise ValueError("no legal action in the mask: the agent was asked to act out of turn")
         game = self._env.game
-        seat = int(self._env.agent_selection.rsplit("_", 1)[1])
+        seat = self._seat()
         decision_seed = int(self.rng.integers(2**63))
-        if self._memory is not None:
-            self._memory.refresh(game)
+        memory = self._memory(seat)
+        if memory is not None:
+            memory.refresh(game)
         self.last_values = None
         if len(legal) == 1:
             action = legal[0]
@@ -350,13 +362,26 @@ class SearchAgent(Agent):
             action = self.choose(self.information(game, seat), legal, random.Random(decision_seed))
         if action not in legal:
             raise RuntimeError(f"search chose {action}, not legal in {legal}")
-        if self._memory is not None:
-            self._memory.record(game, seat, action)
         return int(action)
+
+    def played(self, action: int) -> None:
+        """Remember that the seat to act takes ``action`` (its own discard, in Rang); call before the env steps."""
+        seat = self._seat()
+        memory = self._memory(seat)
+        if memory is not None:
+            memory.record(self._env.game, seat, action)
+
+    def _seat(self) -> int:
+        return int(self._env.agent_selection.rsplit("_", 1)[1])
+
+    def _memory(self, seat: int) -> Any:
+        if seat not in self._memories:
+            self._memories[seat] = self.rules.new_memory()
+        return self._memories[seat]
 
     def information(self, game: Any, seat: int) -> Any:
         """What the search may know: the seat's information set (the public view and its own memory)."""
-        return self.rules.view(game, seat, self._memory)
+        return self.rules.view(game, seat, self._memory(seat))
 
     def choose(self, view: Any, legal: list[int], rng: random.Random) -> int:
         raise NotImplementedError

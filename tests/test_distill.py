@@ -48,6 +48,16 @@ def test_fit_moves_the_student_toward_the_labels_and_exports_a_policy(tmp_path):
     PolicyAgent(path=str(policy), game="ring_rang")  # loads, numpy only
 
 
+def test_rang_positions_are_labelled_by_a_search_that_remembers_the_students_discards(tmp_path):
+    """The teacher's own-discard memory follows the moves made (the student's), not its proposals."""
+    config = tiny(tmp_path, game="rang", student=str(ROOT / "agents" / "policies" / "rang.npz"),
+                  teacher="ismcts:iterations=6", deals=6, chunk=3)
+    paths = collect(config, progress=False)
+    with np.load(paths[0], allow_pickle=False) as data:
+        masks, labels = data["mask"], data["label"]
+        assert len(labels) > 30 and masks[np.arange(len(labels)), labels].all()
+
+
 def test_a_run_again_keeps_the_chunks_it_has(tmp_path):
     config = tiny(tmp_path)
     first = collect(config, progress=False)[0]

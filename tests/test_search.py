@@ -183,6 +183,38 @@ def test_harness_plays_search_agents(game):
     assert records and all(not r.truncated for r in records)
 
 
+def test_one_search_agent_can_advise_every_seat_while_another_policy_moves():
+    """propose() leaves the seat's memory alone; played() records the move actually made, per seat (Rang discards)."""
+    from collections import Counter
+
+    from cardenvs.rang.engine import DISCARD_OFFSET
+
+    adviser = make_agent("ismcts:iterations=5", "rang", seed=3, num_players=4)
+    mover = np.random.default_rng(3)
+    discards_recorded = 0
+    for seed in range(6):
+        env = rang_v0.env(num_players=4, episode="deal")
+        env.reset(seed=seed)
+        adviser.reset(seed)
+        for _ in env.agent_iter():
+            obs, _r, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            game = env.unwrapped.game
+            seat = int(env.agent_selection.rsplit("_", 1)[1])
+            assert obs["action_mask"][adviser.propose(obs, env)]
+            remembered = list(adviser._memory(seat).cards)  # refreshed by propose, and no proposal in it:
+            assert not Counter(remembered) - Counter(game.discard)  # only discards made that are still there
+            move = int(mover.choice(np.flatnonzero(obs["action_mask"])))
+            discarded = [game.hands[seat][move - DISCARD_OFFSET][0]] if move >= DISCARD_OFFSET else []
+            adviser.played(move)
+            assert adviser._memory(seat).cards == remembered + discarded
+            discards_recorded += len(discarded)
+            env.step(move)
+    assert discards_recorded > 0
+
+
 def test_rollout_with_a_registry_agent():
     env = ring_rang_env(4, 10)
     agent = make_agent("pimc:iterations=6,worlds=2,rollout=random", "ring_rang", seed=1)

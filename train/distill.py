@@ -135,11 +135,16 @@ def label_chunk(args: tuple[DistillConfig, int]) -> Path:
                 teacher.observe_env(env)
             observations.append(obs["observation"].astype(np.float16))
             masks.append(obs["action_mask"].astype(bool))
-            labels.append(teacher.act(obs))
+            # a search teacher proposes without taking its move as played: the student's move is what happens,
+            # and what the seat remembers (Rang: its own discards) must follow the student's moves
+            labels.append(teacher.propose(obs) if hasattr(teacher, "propose") else teacher.act(obs))
             values.append(no_values.copy())
             for action, value in (getattr(teacher, "last_values", None) or {}).items():
                 values[-1][action] = value
-            env.step(student.act(obs))
+            move = student.act(obs)
+            if hasattr(teacher, "played"):
+                teacher.played(move)
+            env.step(move)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".tmp.npz")
     np.savez_compressed(tmp, observation=np.array(observations), mask=np.array(masks),
