@@ -131,6 +131,14 @@ class RangRules:
         return tuple(-p / RANG_REWARD_SCALE for p in points)
 
     @staticmethod
+    def shuffled_stock(world: RangGame, rng: random.Random) -> RangGame:
+        """A copy of ``world`` whose stock is in a random order, with a fresh RNG for later rebuilds."""
+        copy = world.clone(rng=np.random.default_rng(rng.getrandbits(64)))
+        copy.stock.sort()  # the order it had cannot matter
+        rng.shuffle(copy.stock)
+        return copy
+
+    @staticmethod
     def random_rollout(world: RangGame, rng: random.Random) -> None:
         random_value = rng.random
         while not world.is_over():
@@ -429,9 +437,24 @@ class OracleAgent(SearchAgent):
     Not a player of the game (it cheats by design): its results against fair agents bound how much
     skill can show in a game's results, the headroom above a baseline. ``iterations`` rollouts in all,
     spread over the legal actions, each a random (or ``rollout=`` agent) playout of the true deal.
+    ``sees=hands`` (Rang) sees every hand but not the stock's order: what seeing the others' cards is worth.
     """
 
     name = "oracle"
+
+    def __init__(self, game: str, seed: int | None = None, iterations: int = 200, ms: float | None = None,
+                 rollout: str = "random", num_players: int | None = None, sees: str = "all", worlds: int = 8):
+        super().__init__(game, seed, iterations, ms, rollout, num_players)
+        if sees not in ("all", "hands"):
+            raise ValueError(f"sees must be 'all' or 'hands', got {sees!r}")
+        if sees == "hands" and not hasattr(self.rules, "shuffled_stock"):
+            raise ValueError(f"sees=hands hides the stock's order, and {game} has no stock: use sees=all")
+        if isinstance(worlds, bool) or not isinstance(worlds, int) or worlds < 1:
+            raise ValueError(f"worlds must be an int >= 1, got {worlds!r}")
+        # "all": the true state, the stock's order and later reshuffles included; "hands" (Rang): every hand and
+        # the discard pile, but the stock in an unknown order (``worlds`` random orders, PIMC over them)
+        self.sees = sees
+        self.worlds = worlds
 
     def information(self, game: Any, seat: int) -> tuple[Any, int]:
         """Everything: the true state (cloned, to the search's horizon) and the seat to act."""
@@ -439,7 +462,8 @@ class OracleAgent(SearchAgent):
 
     def choose(self, view: tuple[Any, int], legal: list[int], rng: random.Random) -> int:
         world, seat = view
-        action, self.last_values = world_search(self.rules, [world], seat, legal, rng, self.rollout,
+        worlds = [world] if self.sees == "all" else [self.rules.shuffled_stock(world, rng) for _ in range(self.worlds)]
+        action, self.last_values = world_search(self.rules, worlds, seat, legal, rng, self.rollout,
                                                 self.iterations, self.ms)
         return action
 

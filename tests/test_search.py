@@ -256,3 +256,35 @@ def test_oracle_sees_the_hidden_cards():
         if values[0] != values[1]:
             return
     pytest.fail("the oracle's action values never depended on the hidden cards")
+
+
+def test_the_hands_oracle_sees_the_hands_but_not_the_stocks_order():
+    """oracle:sees=hands (Rang): its values ignore the stock's order, yet depend on the other hands."""
+    order_ignored = hands_seen = 0
+    for seed in range(30):
+        env = rang_env(seed, 10)
+        if not env.agents or len(np.flatnonzero(env.last()[0]["action_mask"])) < 2:
+            continue
+        reordered = rang_v0.env(num_players=4, episode="deal")
+        reordered.reset(seed=0)
+        snap = env.unwrapped.snapshot()
+        snap["game"]["stock_top_first"] = snap["game"]["stock_top_first"][::-1]
+        reordered.restore(snap)
+        values = []
+        for e in (env, reordered, swapped_rang(env)):
+            if e is None:
+                continue
+            agent = make_agent("oracle:iterations=60,sees=hands,worlds=3", "rang", seed=2, num_players=4)
+            agent.act(e.last()[0], e)
+            values.append(agent.last_values)
+        assert values[0] == values[1]
+        order_ignored += 1
+        hands_seen += len(values) == 3 and values[2] != values[0]
+    assert order_ignored > 5 and hands_seen > 0
+
+
+def test_the_hands_oracle_is_for_rang_only():
+    with pytest.raises(ValueError, match="no stock"):
+        make_agent("oracle:sees=hands", "ring_rang", seed=0)
+    with pytest.raises(ValueError, match="sees"):
+        make_agent("oracle:sees=stock", "rang", seed=0, num_players=4)
