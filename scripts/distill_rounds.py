@@ -1,22 +1,25 @@
-"""The RING RANG policy stage by stage, read from the harness outputs kept in ``docs/strength/``.
+"""The shipped policies stage by stage, read from the harness outputs kept in ``docs/strength/``.
 
-    python scripts/distill_rounds.py            # writes docs/strength/distill_rounds.csv and .png
+    python scripts/distill_rounds.py              # RING RANG: docs/strength/distill_rounds.csv and .png
+    python scripts/distill_rounds.py --game rang  # Rang: docs/strength/rang_distill_rounds.csv and .png
 
-Each stage (the self-play league, then each distillation round) against ``rules_strong`` (2000
-duplicate deals, seed 0), its worst gauntlet match-up (1000 each) and the exploit proxy (a fresh best
-response's win rate, 400k decisions), with 95% CIs, where the stage's outputs were kept. Nothing is
+Each stage (RING RANG: the self-play league, then each distillation round; Rang: the batched-PPO policy,
+then each round) against ``rules_strong`` (2000 deals, seed 0; RING RANG in duplicate), its worst gauntlet
+match-up (RING RANG 1000 duplicate deals each, Rang 2000) and the exploit proxy (a fresh best response's win
+rate; RING RANG 400k decisions, Rang 200k), with 95% CIs, where the stage's outputs were kept. Nothing is
 measured here: run ``cardenvs eval`` / ``cardenvs exploit`` first (docs/strength.md lists the commands).
 """
 
 from __future__ import annotations
 
+import argparse
 import csv
 import json
 from pathlib import Path
 
 STRENGTH = Path(__file__).resolve().parents[1] / "docs" / "strength"
 # stage -> (vs rules_strong, gauntlet, exploit) output folders; "" where a stage's outputs were not kept
-STAGES = {
+RING_RANG_STAGES = {
     "league 10M": ("ring_rang_league_10M_vs_rules_strong", "gauntlet_ring_rang_league_10M", ""),
     "round 2": ("ring_rang_distill2_vs_rules_strong", "gauntlet_ring_rang_distill_round2",
                 "exploit_ring_rang_distill_round2"),
@@ -30,12 +33,25 @@ STAGES = {
     "round 7 (shipped)": ("ring_rang_trained_vs_rules_strong", "gauntlet_ring_rang_trained",
                           "exploit_ring_rang_trained"),
 }
+RANG_STAGES = {
+    "batched PPO": ("rang_ppo_win_vs_rules_strong", "gauntlet_rang_ppo_win_2000", "exploit_rang_trained_v1"),
+    "round 1": ("rang_distill_round1_vs_rules_strong", "gauntlet_rang_distill_round1", ""),
+    "round 2": ("rang_distill_round2_vs_rules_strong", "gauntlet_rang_distill_round2", "exploit_rang_distill_round2"),
+    "round 3 (shipped)": ("rang_distill_round3_vs_rules_strong", "gauntlet_rang_trained", "exploit_rang_trained"),
+    "round 4 (not shipped)": ("rang_distill_round4_vs_rules_strong", "", ""),
+}
+# game -> (stages, output name, title)
+LOWER = "(the exploit line: lower is more robust)"
+GAMES = {
+    "ring_rang": (RING_RANG_STAGES, "distill_rounds", f"RING RANG policy by stage {LOWER}"),
+    "rang": (RANG_STAGES, "rang_distill_rounds", f"Rang 4p policy by stage {LOWER}"),
+}
 FIELDS = ["stage", "measure", "win_rate", "ci95_low", "ci95_high"]
 
 
-def rows() -> list[dict]:
+def rows(stages: dict[str, tuple[str, str, str]]) -> list[dict]:
     out = []
-    for stage, (versus, gauntlet, exploit) in STAGES.items():
+    for stage, (versus, gauntlet, exploit) in stages.items():
         first = json.loads((STRENGTH / versus / "results.json").read_text())["table"][0]
         out.append({"stage": stage, "measure": "vs rules_strong", "win_rate": first["win_rate"],
                     "ci95_low": first["win_rate_ci95"][0], "ci95_high": first["win_rate_ci95"][1]})
@@ -52,13 +68,12 @@ def rows() -> list[dict]:
     return out
 
 
-def plot(table: list[dict], path: Path) -> None:
+def plot(table: list[dict], stages: list[str], title: str, path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    stages = list(STAGES)
     fig, ax = plt.subplots(figsize=(8, 4.2))
     for measure, colour in (("vs rules_strong", "tab:blue"), ("gauntlet worst", "black"),
                             ("exploit: best response wins", "tab:red")):
@@ -70,21 +85,24 @@ def plot(table: list[dict], path: Path) -> None:
     ax.axhline(0.5, color="grey", linewidth=0.8, linestyle="--")
     ax.set_xticks(range(len(stages)), stages, rotation=20)
     ax.set_ylabel("win rate, 95% CI")
-    ax.set_title("RING RANG policy by stage (the exploit line: lower is more robust)")
-    ax.legend(loc="center left", fontsize=8)
+    ax.set_title(title)
+    ax.legend(loc="best", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
 
 
 def main() -> None:
-    table = rows()
-    with (STRENGTH / "distill_rounds.csv").open("w", newline="") as f:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--game", choices=sorted(GAMES), default="ring_rang")
+    stages, name, title = GAMES[parser.parse_args().game]
+    table = rows(stages)
+    with (STRENGTH / f"{name}.csv").open("w", newline="") as f:
         writer = csv.DictWriter(f, FIELDS)
         writer.writeheader()
         writer.writerows(table)
-    plot(table, STRENGTH / "distill_rounds.png")
-    print(f"wrote {STRENGTH / 'distill_rounds.csv'} and {STRENGTH / 'distill_rounds.png'}")
+    plot(table, list(stages), title, STRENGTH / f"{name}.png")
+    print(f"wrote {STRENGTH / f'{name}.csv'} and {STRENGTH / f'{name}.png'}")
 
 
 if __name__ == "__main__":
