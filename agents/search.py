@@ -290,6 +290,12 @@ def ismcts_search(
 
 
 # ----------------------------------------------------------------- the agents
+def _check_count(name: str, value: Any) -> None:
+    """A search parameter counted in whole units (iterations, worlds): an int >= 1, else a ValueError naming it."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+
+
 class SearchAgent(Agent):
     """Base of the search agents: reads the information set from the env, searches, never peeks."""
 
@@ -307,8 +313,7 @@ class SearchAgent(Agent):
         super().__init__(seed)
         if game not in GAMES:
             raise ValueError(f"game must be one of {sorted(GAMES)}, got {game!r}")
-        if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
-            raise ValueError(f"iterations must be an int >= 1, got {iterations!r}")
+        _check_count("iterations", iterations)
         if ms is not None and (isinstance(ms, bool) or not isinstance(ms, (int, float)) or ms <= 0):
             raise ValueError(f"ms must be a positive number of milliseconds, got {ms!r}")
         self.game = game
@@ -403,8 +408,7 @@ class PIMCAgent(SearchAgent):
     def __init__(self, game: str, seed: int | None = None, iterations: int = 200, worlds: int = 8,
                  ms: float | None = None, rollout: str = "random", num_players: int | None = None):
         super().__init__(game, seed, iterations, ms, rollout, num_players)
-        if isinstance(worlds, bool) or not isinstance(worlds, int) or worlds < 1:
-            raise ValueError(f"worlds must be an int >= 1, got {worlds!r}")
+        _check_count("worlds", worlds)
         self.worlds = worlds
 
     def choose(self, view: Any, legal: list[int], rng: random.Random) -> int:
@@ -449,8 +453,7 @@ class OracleAgent(SearchAgent):
             raise ValueError(f"sees must be 'all' or 'hands', got {sees!r}")
         if sees == "hands" and not hasattr(self.rules, "shuffled_stock"):
             raise ValueError(f"sees=hands hides the stock's order, and {game} has no stock: use sees=all")
-        if isinstance(worlds, bool) or not isinstance(worlds, int) or worlds < 1:
-            raise ValueError(f"worlds must be an int >= 1, got {worlds!r}")
+        _check_count("worlds", worlds)
         # "all": the true state, the stock's order and later reshuffles included; "hands" (Rang): every hand and
         # the discard pile, but the stock in an unknown order (``worlds`` random orders, PIMC over them)
         self.sees = sees
