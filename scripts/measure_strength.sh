@@ -9,7 +9,7 @@ cardenvs eval --game ring_rang --agents trained rules_strong --deals 1000 --work
 cardenvs eval --game ring_rang --agents trained --gauntlet --deals 1000 --workers "$W" --seed 0 --no-progress --out $S/gauntlet_ring_rang_trained
 cardenvs eval --game ring_rang --agents trained pimc:iterations=500 --deals 1000 --workers "$W" --seed 0 --no-progress --out $S/ring_rang_trained_vs_pimc500
 cardenvs exploit --game ring_rang --agent trained --steps 400000 --deals 500 --out $S/exploit_ring_rang_trained
-cardenvs eval --game rang --agents trained rules_strong --deals 2000 --workers "$W" --seed 0 --no-progress --out $S/rang_distill_round2_vs_rules_strong
+cardenvs eval --game rang --agents trained rules_strong --deals 2000 --workers "$W" --seed 0 --no-progress --out $S/rang_distill_round3_vs_rules_strong
 cardenvs eval --game rang --agents trained rules_strong --deals 2000 --workers "$W" --seed 1 --no-progress --out $S/rang_trained_vs_rules_strong_seed1
 cardenvs eval --game rang --agents trained random --deals 2000 --workers "$W" --seed 0 --no-progress --out $S/rang_trained_vs_random
 cardenvs eval --game rang --agents trained --gauntlet --deals 2000 --workers "$W" --seed 0 --no-progress --out $S/gauntlet_rang_trained
