@@ -18,9 +18,10 @@ Horizon and rewards: RING RANG plays out the current round (worlds stop once the
 round's points are certain) and rewards a seat with its team's signed round
 points; Rang plays out the current deal and rewards a seat with
 ``-(its points in the deal) / 20`` (a deal cut off by the rollout turn cap counts
-the points then in hand). Budgets: ``iterations`` and, optionally, ``ms``
-(wall-clock per decision; the search stops at whichever comes first — with
-``ms`` the choice is no longer reproducible). Rollouts: ``"random"`` (a fast
+the points then in hand); ``win_bonus=B`` (Rang only) adds ``B`` to the reward of the
+seat that goes out, so the search also values the harness's win (going out first).
+Budgets: ``iterations`` and, optionally, ``ms`` (wall-clock per decision; the search
+stops at whichever comes first — with ``ms`` the choice is no longer reproducible). Rollouts: ``"random"`` (a fast
 engine-level uniformly random playout, the default) or the name of a registry
 agent that acts from an observation (e.g. ``rollout=rules_strong``).
 
@@ -32,6 +33,7 @@ The evaluation harness hands the env to agents that set ``needs_env``
 
 from __future__ import annotations
 
+import inspect
 import math
 import random
 import time
@@ -122,13 +124,16 @@ class RangRules:
         world.max_turns_per_deal = world.turns + RANG_ROLLOUT_TURNS
         return world
 
-    @staticmethod
-    def rewards(world: RangGame) -> tuple[float, ...]:
+    def __init__(self, win_bonus: float = 0.0) -> None:
+        self.win_bonus = win_bonus  # added to the reward of the seat that went out (the harness's win)
+
+    def rewards(self, world: RangGame) -> tuple[float, ...]:
         if world.truncated or world.last_points is None:
             points = [world.points_in_hand(s) if world.alive[s] else 0 for s in range(world.num_players)]
         else:
             points = world.last_points
-        return tuple(-p / RANG_REWARD_SCALE for p in points)
+        bonus = [self.win_bonus if s == world.went_out else 0.0 for s in range(world.num_players)]
+        return tuple(-p / RANG_REWARD_SCALE + b for p, b in zip(points, bonus, strict=True))
 
     @staticmethod
     def shuffled_stock(world: RangGame, rng: random.Random) -> RangGame:
@@ -309,6 +314,7 @@ class SearchAgent(Agent):
         ms: float | None = None,
         rollout: str = "random",
         num_players: int | None = None,
+        win_bonus: float = 0.0,
     ):
         super().__init__(seed)
         if game not in GAMES:
@@ -316,8 +322,13 @@ class SearchAgent(Agent):
         _check_count("iterations", iterations)
         if ms is not None and (isinstance(ms, bool) or not isinstance(ms, (int, float)) or ms <= 0):
             raise ValueError(f"ms must be a positive number of milliseconds, got {ms!r}")
+        if isinstance(win_bonus, bool) or not isinstance(win_bonus, (int, float)) or win_bonus < 0:
+            raise ValueError(f"win_bonus must be a number >= 0, got {win_bonus!r}")
         self.game = game
-        self.rules = GAMES[game].part("search")()
+        rules = GAMES[game].part("search")
+        if win_bonus and "win_bonus" not in inspect.signature(rules).parameters:
+            raise ValueError(f"win_bonus: {game} rewards a seat with its team's points; win_bonus is for rang")
+        self.rules = rules(win_bonus=float(win_bonus)) if win_bonus else rules()
         self.iterations = iterations
         self.ms = ms
         if rollout == "random":
@@ -406,8 +417,9 @@ class PIMCAgent(SearchAgent):
     name = "pimc"
 
     def __init__(self, game: str, seed: int | None = None, iterations: int = 200, worlds: int = 8,
-                 ms: float | None = None, rollout: str = "random", num_players: int | None = None):
-        super().__init__(game, seed, iterations, ms, rollout, num_players)
+                 ms: float | None = None, rollout: str = "random", num_players: int | None = None,
+                 win_bonus: float = 0.0):
+        super().__init__(game, seed, iterations, ms, rollout, num_players, win_bonus)
         _check_count("worlds", worlds)
         self.worlds = worlds
 
@@ -423,8 +435,9 @@ class ISMCTSAgent(SearchAgent):
     name = "ismcts"
 
     def __init__(self, game: str, seed: int | None = None, iterations: int = 200, c: float = 0.7,
-                 ms: float | None = None, rollout: str = "random", num_players: int | None = None):
-        super().__init__(game, seed, iterations, ms, rollout, num_players)
+                 ms: float | None = None, rollout: str = "random", num_players: int | None = None,
+                 win_bonus: float = 0.0):
+        super().__init__(game, seed, iterations, ms, rollout, num_players, win_bonus)
         if isinstance(c, bool) or not isinstance(c, (int, float)) or c < 0:
             raise ValueError(f"c (exploration) must be a number >= 0, got {c!r}")
         self.exploration = float(c)

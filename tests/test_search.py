@@ -288,3 +288,20 @@ def test_the_hands_oracle_is_for_rang_only():
         make_agent("oracle:sees=hands", "ring_rang", seed=0)
     with pytest.raises(ValueError, match="sees"):
         make_agent("oracle:sees=stock", "rang", seed=0, num_players=4)
+
+
+def test_rang_win_bonus_rewards_the_seat_that_went_out():
+    """``win_bonus`` adds to the goer-out's reward only; the others keep -(points)/20; RING RANG refuses it."""
+    env = rang_env(3, 0)
+    advance(env, 2000, 3)
+    game = env.unwrapped.game
+    assert game.went_out >= 0 and game.last_points is not None
+    plain = make_agent("ismcts:iterations=5", "rang", seed=0, num_players=4).rules.rewards(game)
+    bonus = make_agent("ismcts:iterations=5,win_bonus=1.0", "rang", seed=0, num_players=4).rules.rewards(game)
+    assert plain == tuple(-p / 20 for p in game.last_points)
+    assert [b - p for b, p in zip(bonus, plain, strict=True)] == [1.0 if s == game.went_out else 0.0 for s in range(4)]
+    with pytest.raises(ValueError, match="win_bonus"):
+        make_agent("ismcts:win_bonus=1", "ring_rang", seed=0)
+    for bad in ("pimc:win_bonus=-1", "ismcts:win_bonus=true"):
+        with pytest.raises(ValueError, match="win_bonus"):
+            make_agent(bad, "rang", seed=0, num_players=4)
