@@ -37,8 +37,10 @@ RANG_STAGES = {
     "batched PPO": ("rang_ppo_win_vs_rules_strong", "gauntlet_rang_ppo_win_2000", "exploit_rang_trained_v1"),
     "round 1": ("rang_distill_round1_vs_rules_strong", "gauntlet_rang_distill_round1", ""),
     "round 2": ("rang_distill_round2_vs_rules_strong", "gauntlet_rang_distill_round2", "exploit_rang_distill_round2"),
-    "round 3 (shipped)": ("rang_distill_round3_vs_rules_strong", "gauntlet_rang_trained", "exploit_rang_trained"),
+    "round 3": ("rang_distill_round3_vs_rules_strong", "gauntlet_rang_distill_round3", "exploit_rang_distill_round3"),
     "round 4 (not shipped)": ("rang_distill_round4_vs_rules_strong", "", ""),
+    "round 5": ("rang_distill_round5_vs_rules_strong", "gauntlet_rang_distill_round5", ""),
+    "round 6 (shipped)": ("rang_distill_round6_vs_rules_strong", "gauntlet_rang_trained", "exploit_rang_trained"),
 }
 # game -> (stages, output name, title)
 LOWER = "(the exploit line: lower is more robust)"

@@ -9,10 +9,13 @@ cardenvs eval --game ring_rang --agents trained rules_strong --deals 1000 --work
 cardenvs eval --game ring_rang --agents trained --gauntlet --deals 1000 --workers "$W" --seed 0 --no-progress --out $S/gauntlet_ring_rang_trained
 cardenvs eval --game ring_rang --agents trained pimc:iterations=500 --deals 1000 --workers "$W" --seed 0 --no-progress --out $S/ring_rang_trained_vs_pimc500
 cardenvs exploit --game ring_rang --agent trained --steps 400000 --deals 500 --out $S/exploit_ring_rang_trained
-cardenvs eval --game rang --agents trained rules_strong --deals 2000 --workers "$W" --seed 0 --no-progress --out $S/rang_distill_round3_vs_rules_strong
+cardenvs eval --game rang --agents trained rules_strong --deals 2000 --workers "$W" --seed 0 --no-progress --out $S/rang_distill_round6_vs_rules_strong
 cardenvs eval --game rang --agents trained rules_strong --deals 2000 --workers "$W" --seed 1 --no-progress --out $S/rang_trained_vs_rules_strong_seed1
 cardenvs eval --game rang --agents trained random --deals 2000 --workers "$W" --seed 0 --no-progress --out $S/rang_trained_vs_random
 cardenvs eval --game rang --agents trained --gauntlet --deals 2000 --workers "$W" --seed 0 --no-progress --out $S/gauntlet_rang_trained
 cardenvs exploit --game rang --agent trained --steps 200000 --deals 1000 --workers "$W" --out $S/exploit_rang_trained
+cardenvs exploit --game rang --agent trained --steps 200000 --deals 1000 --workers "$W" --seed 1 --out $S/exploit_rang_trained_seed1
+cardenvs eval --game rang --agents trained rules_basic --deals 1000 --workers "$W" --seed 0 --no-progress --out $S/rang_trained_vs_rules_basic
+cardenvs eval --game rang --agents trained rules_strong rules_basic random gauntlet_blocker gauntlet_dumper gauntlet_escaper gauntlet_racer --deals 30 --workers "$W" --seed 0 --no-progress --out $S/ladder_rang
 cardenvs eval --game rang --agents oracle:iterations=200,sees=hands rules_strong --deals 500 --workers "$W" --seed 0 --no-progress --out $S/oracle_hands_rang
 cardenvs eval --game rang --agents pimc:iterations=200 rules_strong --deals 500 --workers "$W" --seed 0 --no-progress --out $S/pimc200_rang
