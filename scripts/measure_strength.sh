@@ -13,6 +13,10 @@ cardenvs eval --game rang --agents trained rules_strong --deals 2000 --workers "
 cardenvs eval --game rang --agents trained rules_strong --deals 2000 --workers "$W" --seed 1 --no-progress --out $S/rang_trained_vs_rules_strong_seed1
 cardenvs eval --game rang --agents trained random --deals 2000 --workers "$W" --seed 0 --no-progress --out $S/rang_trained_vs_random
 cardenvs eval --game rang --agents trained --gauntlet --deals 2000 --workers "$W" --seed 0 --no-progress --out $S/gauntlet_rang_trained
+for seed in 1 777 4242; do
+  cardenvs eval --game rang --agents trained --gauntlet --deals 2000 --workers "$W" --seed $seed --no-progress --out $S/gauntlet_rang_trained_seed$seed
+done
+python scripts/pool_gauntlets.py $S/gauntlet_rang_trained $S/gauntlet_rang_trained_seed{1,777,4242}
 cardenvs exploit --game rang --agent trained --steps 200000 --deals 1000 --workers "$W" --out $S/exploit_rang_trained
 cardenvs exploit --game rang --agent trained --steps 200000 --deals 1000 --workers "$W" --seed 1 --out $S/exploit_rang_trained_seed1
 cardenvs eval --game rang --agents trained rules_basic --deals 1000 --workers "$W" --seed 0 --no-progress --out $S/rang_trained_vs_rules_basic

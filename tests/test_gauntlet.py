@@ -72,3 +72,41 @@ def test_gauntlet_rows_match_plain_two_agent_evaluations():
 def test_gauntlet_needs_exactly_one_candidate(capsys):
     assert main(["--game", "rang", "--agents", "random", "rules_basic", "--gauntlet"]) == 2
     assert "one candidate" in capsys.readouterr().err
+
+
+def _pool_script():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("pool_gauntlets", ROOT / "scripts" / "pool_gauntlets.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _gauntlet_run(folder: Path, seed: int, wins: float, episodes: int, points: float) -> Path:
+    folder.mkdir()
+    row = {"opponent": "gauntlet_racer", "episodes": episodes, "win_rate": wins / episodes,
+           "win_rate_ci95": [0.0, 1.0], "mean_points": points, "opponent_mean_points": 10.0}
+    (folder / "gauntlet.json").write_text(json.dumps({"config": {"seed": seed}, "candidate": "trained", "rows": [row]}))
+    return folder
+
+
+def test_pool_gauntlets_adds_the_episodes_of_different_seeds(tmp_path):
+    from cardenvs.train.stats import wilson_interval
+
+    pool = _pool_script()
+    first = _gauntlet_run(tmp_path / "a", seed=0, wins=2000, episodes=4000, points=9.0)
+    second = _gauntlet_run(tmp_path / "b", seed=1, wins=1000, episodes=1000, points=8.0)
+    (row,) = pool.pooled([first, second])
+    assert row["episodes"] == 5000
+    assert row["win_rate"] == pytest.approx(3000 / 5000)
+    assert row["ci95"] == pytest.approx(wilson_interval(3000, 5000))
+    assert row["points"] == pytest.approx((9.0 * 4000 + 8.0 * 1000) / 5000)
+
+
+def test_pool_gauntlets_refuses_a_seed_given_twice(tmp_path):
+    pool = _pool_script()
+    first = _gauntlet_run(tmp_path / "a", seed=3, wins=10, episodes=20, points=9.0)
+    second = _gauntlet_run(tmp_path / "b", seed=3, wins=10, episodes=20, points=9.0)
+    with pytest.raises(SystemExit, match="repeat"):
+        pool.pooled([first, second])
