@@ -4,7 +4,8 @@
 
 Each folder is the output of ``cardenvs eval --gauntlet --out FOLDER`` for the same candidate; the seeds give
 disjoint deals, so their episodes add up. Prints each opponent's pooled win rate with a 95% Wilson interval
-(the harness's) and the mean points of both sides, weighted by episodes. Nothing is played here.
+(the harness's) and the mean points of both sides, weighted by episodes, in the harness's gauntlet table.
+Nothing is played here.
 """
 
 from __future__ import annotations
@@ -14,10 +15,17 @@ import json
 import sys
 from pathlib import Path
 
+from cardenvs.train.evaluate import format_gauntlet
 from cardenvs.train.stats import wilson_interval
 
 
-def pooled(folders: list[Path]) -> list[dict]:
+def _weighted(rows: list[dict], key: str) -> float:
+    """The mean of ``key`` over the rows' episodes (each row holds a mean over its own)."""
+    return sum(row[key] * row["episodes"] for row in rows) / sum(row["episodes"] for row in rows)
+
+
+def pooled(folders: list[Path]) -> dict:
+    """One gauntlet result (the shape of :func:`run_gauntlet`'s) whose rows add up the runs' episodes."""
     runs = [json.loads((folder / "gauntlet.json").read_text()) for folder in folders]
     candidates = {run["candidate"] for run in runs}
     seeds = [run["config"]["seed"] for run in runs]
@@ -25,18 +33,19 @@ def pooled(folders: list[Path]) -> list[dict]:
         sys.exit(f"pool_gauntlets: the folders hold different candidates {sorted(candidates)}; pool one at a time")
     if len(set(seeds)) != len(seeds):
         sys.exit(f"pool_gauntlets: seeds {seeds} repeat, so deals would count twice; give one folder per seed")
-    table = []
+    rows = []
     for opponent in [row["opponent"] for row in runs[0]["rows"]]:
-        rows = [next(row for row in run["rows"] if row["opponent"] == opponent) for run in runs]
-        episodes = sum(row["episodes"] for row in rows)
-        wins = sum(row["win_rate"] * row["episodes"] for row in rows)
-        low, high = wilson_interval(wins, episodes)
-        table.append({
-            "opponent": opponent, "episodes": episodes, "win_rate": wins / episodes, "ci95": (low, high),
-            "points": sum(row["mean_points"] * row["episodes"] for row in rows) / episodes,
-            "theirs": sum(row["opponent_mean_points"] * row["episodes"] for row in rows) / episodes,
-        })
-    return table
+        matches = [next(row for row in run["rows"] if row["opponent"] == opponent) for run in runs]
+        episodes = sum(row["episodes"] for row in matches)
+        win_rate = _weighted(matches, "win_rate")
+        rows.append({"opponent": opponent, "episodes": episodes, "win_rate": win_rate,
+                     "win_rate_ci95": wilson_interval(win_rate * episodes, episodes),
+                     "mean_points": _weighted(matches, "mean_points"),
+                     "opponent_mean_points": _weighted(matches, "opponent_mean_points")})
+    config = {"game": runs[0]["config"]["game"], "deals": sum(run["config"]["deals"] for run in runs),
+              "seed": ", ".join(str(seed) for seed in seeds)}
+    return {"config": config, "candidate": candidates.pop(), "rows": rows,
+            "worst": min(rows, key=lambda row: row["win_rate"])}
 
 
 def main() -> None:
@@ -46,14 +55,7 @@ def main() -> None:
     missing = [str(folder) for folder in folders if not (folder / "gauntlet.json").is_file()]
     if missing:
         sys.exit(f"pool_gauntlets: no gauntlet.json in {', '.join(missing)}; run cardenvs eval --gauntlet --out there")
-    table = pooled(folders)
-    print(f"{'opponent':22} {'episodes':>8}  win rate  95% CI            points   theirs")
-    for row in table:
-        low, high = row["ci95"]
-        print(f"{row['opponent']:22} {row['episodes']:8d}  {row['win_rate']:.3f}  [{low:.3f}, {high:.3f}]  "
-              f"{row['points']:7.3f}  {row['theirs']:7.3f}")
-    worst = min(table, key=lambda row: row["win_rate"])
-    print(f"worst: vs {worst['opponent']} {worst['win_rate']:.3f} [{worst['ci95'][0]:.3f}, {worst['ci95'][1]:.3f}]")
+    print(format_gauntlet(pooled(folders)))
 
 
 if __name__ == "__main__":

@@ -87,7 +87,8 @@ def _gauntlet_run(folder: Path, seed: int, wins: float, episodes: int, points: f
     folder.mkdir()
     row = {"opponent": "gauntlet_racer", "episodes": episodes, "win_rate": wins / episodes,
            "win_rate_ci95": [0.0, 1.0], "mean_points": points, "opponent_mean_points": 10.0}
-    (folder / "gauntlet.json").write_text(json.dumps({"config": {"seed": seed}, "candidate": "trained", "rows": [row]}))
+    config = {"game": "rang", "seed": seed, "deals": episodes // 2}
+    (folder / "gauntlet.json").write_text(json.dumps({"config": config, "candidate": "trained", "rows": [row]}))
     return folder
 
 
@@ -97,11 +98,11 @@ def test_pool_gauntlets_adds_the_episodes_of_different_seeds(tmp_path):
     pool = _pool_script()
     first = _gauntlet_run(tmp_path / "a", seed=0, wins=2000, episodes=4000, points=9.0)
     second = _gauntlet_run(tmp_path / "b", seed=1, wins=1000, episodes=1000, points=8.0)
-    (row,) = pool.pooled([first, second])
+    (row,) = pool.pooled([first, second])["rows"]
     assert row["episodes"] == 5000
     assert row["win_rate"] == pytest.approx(3000 / 5000)
-    assert row["ci95"] == pytest.approx(wilson_interval(3000, 5000))
-    assert row["points"] == pytest.approx((9.0 * 4000 + 8.0 * 1000) / 5000)
+    assert row["win_rate_ci95"] == pytest.approx(wilson_interval(3000, 5000))
+    assert row["mean_points"] == pytest.approx((9.0 * 4000 + 8.0 * 1000) / 5000)
 
 
 def test_pool_gauntlets_refuses_a_seed_given_twice(tmp_path):
