@@ -22,8 +22,9 @@ the points then in hand); ``win_bonus=B`` (Rang only) adds ``B`` to the reward o
 seat that goes out, so the search also values the harness's win (going out first).
 Budgets: ``iterations`` and, optionally, ``ms`` (wall-clock per decision; the search
 stops at whichever comes first — with ``ms`` the choice is no longer reproducible). Rollouts: ``"random"`` (a fast
-engine-level uniformly random playout, the default) or the name of a registry
-agent that acts from an observation (e.g. ``rollout=rules_strong``).
+engine-level uniformly random playout, the default), in Rang ``"costliest"`` (as fast: every seat
+plays or discards its costliest legal card), or the name of a registry agent that acts from an
+observation (e.g. ``rollout=rules_strong``).
 
 The evaluation harness hands the env to agents that set ``needs_env``
 (:meth:`SearchAgent.observe_env`) before each ``act``.
@@ -44,7 +45,7 @@ import numpy as np
 
 from cardenvs.core import Game
 from cardenvs.games import GAMES, game_spec
-from cardenvs.rang.engine import RangGame
+from cardenvs.rang.engine import DISCARD_OFFSET, KIND_POINTS, RangGame
 from cardenvs.ring_rang.engine import RingRangGame
 
 from .base import Agent
@@ -100,6 +101,8 @@ class RingRangRules:
             actions = world.legal_actions()
             world.step(actions[int(random_value() * len(actions))])
 
+    rollouts = ("random",)  # engine-level playouts, by name: the method ``<name>_rollout``
+
 
 class RangRules:
     """How search sees Rang: views with the own-discard memory, worlds that end with the deal."""
@@ -149,6 +152,20 @@ class RangRules:
         while not world.is_over():
             actions = world.legal_actions()
             world.step(actions[int(random_value() * len(actions))])
+
+    @staticmethod
+    def costliest_rollout(world: RangGame, rng: random.Random) -> None:
+        """Every seat plays (or discards) its costliest legal card, ties at random: hands shed their
+        points first, as a points-minded player's do, where a random playout sheds them in any order."""
+        random_value = rng.random
+        while not world.is_over():
+            actions = world.legal_actions()
+            points = [KIND_POINTS[a % DISCARD_OFFSET] for a in actions]
+            top = max(points)
+            costliest = [a for a, p in zip(actions, points, strict=True) if p == top]
+            world.step(costliest[int(random_value() * len(costliest))])
+
+    rollouts = ("random", "costliest")  # engine-level playouts, by name: the method ``<name>_rollout``
 
 
 class AgentRollout:
@@ -331,12 +348,16 @@ class SearchAgent(Agent):
         self.rules = rules(win_bonus=float(win_bonus)) if win_bonus else rules()
         self.iterations = iterations
         self.ms = ms
-        if rollout == "random":
-            self.rollout: Callable[[Any, random.Random], None] = self.rules.random_rollout
+        if rollout in self.rules.rollouts:
+            self.rollout: Callable[[Any, random.Random], None] = getattr(self.rules, f"{rollout}_rollout")
         elif isinstance(rollout, str) and rollout:
-            self.rollout = AgentRollout(rollout, game, num_players, seed)
+            try:
+                self.rollout = AgentRollout(rollout, game, num_players, seed)
+            except ValueError as error:
+                raise ValueError(f"rollout={rollout!r}: not one of {game}'s playouts {list(self.rules.rollouts)} "
+                                 f"nor a usable agent ({error})") from None
         else:
-            raise ValueError(f"rollout must be 'random' or an agent name, got {rollout!r}")
+            raise ValueError(f"rollout must be one of {list(self.rules.rollouts)} or an agent name, got {rollout!r}")
         self._env: Any = None
         # what each seat it plays remembers beyond the public view (Rang: its own discards), by seat, so one
         # agent may also advise every seat of a game (distillation labels all four)

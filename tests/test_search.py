@@ -305,3 +305,41 @@ def test_rang_win_bonus_rewards_the_seat_that_went_out():
     for bad in ("pimc:win_bonus=-1", "ismcts:win_bonus=true"):
         with pytest.raises(ValueError, match="win_bonus"):
             make_agent(bad, "rang", seed=0, num_players=4)
+
+
+def test_rang_costliest_rollout_sheds_the_costliest_legal_card():
+    """``rollout=costliest`` (Rang): at every step of the playout the move's card is worth the most points of the
+    legal moves (plays and discards alike), and the playout ends the deal; RING RANG has no such rollout."""
+    from cardenvs.agents.search import RangRules
+    from cardenvs.rang.engine import DISCARD_OFFSET, KIND_POINTS
+
+    class Recording:
+        def __init__(self, world):
+            self.world, self.moves, self.legal = world, [], []
+
+        def is_over(self):
+            return self.world.is_over()
+
+        def legal_actions(self):
+            self.legal = self.world.legal_actions()
+            return self.legal
+
+        def step(self, action):
+            self.moves.append((self.legal, action))
+            self.world.step(action)
+
+    env = rang_env(5, 3)
+    rules = RangRules()
+    world = Recording(rules.horizon(env.unwrapped.game.clone()))
+    rules.costliest_rollout(world, random.Random(0))
+    assert world.is_over() and len(world.moves) > 5
+    kinds = {a % DISCARD_OFFSET for legal, _ in world.moves for a in legal}
+    assert len(kinds) > 3
+    for legal, action in world.moves:
+        assert KIND_POINTS[action % DISCARD_OFFSET] == max(KIND_POINTS[a % DISCARD_OFFSET] for a in legal)
+    agent = make_agent("ismcts:iterations=20,rollout=costliest,win_bonus=1.0", "rang", seed=0, num_players=4)
+    live = rang_env(5, 3)
+    agent.observe_env(live)
+    assert live.last()[0]["action_mask"][agent.act(live.last()[0])]
+    with pytest.raises(ValueError, match="rollout"):
+        make_agent("pimc:rollout=costliest", "ring_rang", seed=0)
