@@ -22,9 +22,10 @@ the points then in hand); ``win_bonus=B`` (Rang only) adds ``B`` to the reward o
 seat that goes out, so the search also values the harness's win (going out first).
 Budgets: ``iterations`` and, optionally, ``ms`` (wall-clock per decision; the search
 stops at whichever comes first — with ``ms`` the choice is no longer reproducible). Rollouts: ``"random"`` (a fast
-engine-level uniformly random playout, the default), in Rang ``"costliest"`` (as fast: every seat
-plays or discards its costliest legal card), or the name of a registry agent that acts from an
-observation (e.g. ``rollout=rules_strong``).
+engine-level uniformly random playout, the default), in Rang ``"costliest"`` (engine-level too: every
+seat plays or discards its costliest legal card; its playouts run longer, about 2.8 times the
+time a decision), or the name of a registry agent that acts from an observation (e.g.
+``rollout=rules_strong``).
 
 The evaluation harness hands the env to agents that set ``needs_env``
 (:meth:`SearchAgent.observe_env`) before each ``act``.
