@@ -185,6 +185,22 @@ class AgentRollout:
             observation = {"observation": world.observe(seat), "action_mask": world.legal_mask()}
             world.step(int(self.agent.act(observation)))
 
+    def many(self, worlds: list[Game], rng: random.Random) -> None:
+        """Play out every world. An agent with ``act_batch`` (a trained policy) moves all the unfinished
+        worlds a step at a time, one network pass a step: many times faster than one world after another."""
+        act_batch = getattr(self.agent, "act_batch", None)
+        if act_batch is None:
+            for world in worlds:
+                self(world, rng)
+            return
+        live = [world for world in worlds if not world.is_over()]
+        while live:
+            observations = np.stack([world.observe(world.current_player()) for world in live])
+            masks = np.stack([world.legal_mask() for world in live])
+            for world, action in zip(live, act_batch(observations, masks).tolist(), strict=True):
+                world.step(action)
+            live = [world for world in live if not world.is_over()]
+
 
 # ----------------------------------------------------------------- the search
 class _Node:
@@ -228,12 +244,29 @@ def world_search(
     iterations: int,
     ms: float | None = None,
 ) -> tuple[int, dict[int, float]]:
-    """Best legal action of ``seat`` by mean rollout reward over the given worlds, visited in turn."""
+    """Best legal action of ``seat`` by mean rollout reward over the given worlds, visited in turn.
+
+    A rollout with a ``many`` method (:class:`AgentRollout`) plays each pass over the worlds and actions
+    as one batch; ``ms`` is then checked between passes.
+    """
     deadline = _deadline(ms)
     totals = dict.fromkeys(legal, 0.0)
     counts = dict.fromkeys(legal, 0)
     done = 0
-    while done < iterations:
+    many = getattr(rollout, "many", None)
+    while many is not None and done < iterations and time.perf_counter() <= deadline:
+        batch = [(world, action) for world in samples for action in legal][: iterations - done]
+        sims = []
+        for world, action in batch:
+            sim = world.clone()
+            sim.step(action)
+            sims.append(sim)
+        many(sims, rng)
+        for (_, action), sim in zip(batch, sims, strict=True):
+            totals[action] += rules.rewards(sim)[seat]
+            counts[action] += 1
+        done += len(batch)
+    while many is None and done < iterations:
         for world in samples:
             for action in legal:
                 sim = world.clone()
