@@ -178,6 +178,8 @@ class AgentRollout:
         self.agent = make_agent(spec, game, seed=seed, **game_spec(game).env_info(num_players or 4))
         if getattr(self.agent, "needs_env", False):
             raise ValueError(f"rollout={spec!r}: a rollout agent must act from the observation alone")
+        # a trained policy acts for a batch of worlds at once; world_search then plays its worlds in step
+        self.batched = hasattr(self.agent, "act_batch")
 
     def __call__(self, world: Game, rng: random.Random) -> None:
         while not world.is_over():
@@ -188,11 +190,11 @@ class AgentRollout:
     def many(self, worlds: list[Game], rng: random.Random) -> None:
         """Play out every world. An agent with ``act_batch`` (a trained policy) moves all the unfinished
         worlds a step at a time, one network pass a step: many times faster than one world after another."""
-        act_batch = getattr(self.agent, "act_batch", None)
-        if act_batch is None:
+        if not self.batched:
             for world in worlds:
                 self(world, rng)
             return
+        act_batch = self.agent.act_batch
         live = [world for world in worlds if not world.is_over()]
         while live:
             observations = np.stack([world.observe(world.current_player()) for world in live])
@@ -246,14 +248,14 @@ def world_search(
 ) -> tuple[int, dict[int, float]]:
     """Best legal action of ``seat`` by mean rollout reward over the given worlds, visited in turn.
 
-    A rollout with a ``many`` method (:class:`AgentRollout`) plays each pass over the worlds and actions
-    as one batch; ``ms`` is then checked between passes.
+    A batched rollout (:class:`AgentRollout` of a trained policy) plays each pass over the worlds and
+    actions as one batch; ``ms`` is then checked between passes.
     """
     deadline = _deadline(ms)
     totals = dict.fromkeys(legal, 0.0)
     counts = dict.fromkeys(legal, 0)
     done = 0
-    many = getattr(rollout, "many", None)
+    many = rollout.many if getattr(rollout, "batched", False) else None  # type: ignore[attr-defined]
     while many is not None and done < iterations and time.perf_counter() <= deadline:
         batch = [(world, action) for world in samples for action in legal][: iterations - done]
         sims = []
