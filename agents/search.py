@@ -188,12 +188,8 @@ class AgentRollout:
             world.step(int(self.agent.act(observation)))
 
     def many(self, worlds: list[Game], rng: random.Random) -> None:
-        """Play out every world. An agent with ``act_batch`` (a trained policy) moves all the unfinished
-        worlds a step at a time, one network pass a step: many times faster than one world after another."""
-        if not self.batched:
-            for world in worlds:
-                self(world, rng)
-            return
+        """Play out every world with a ``batched`` agent (a trained policy): all the unfinished worlds move a
+        step at a time, one network pass a step, many times faster than one world after another."""
         act_batch = self.agent.act_batch
         live = [world for world in worlds if not world.is_over()]
         while live:
@@ -256,8 +252,9 @@ def world_search(
     counts = dict.fromkeys(legal, 0)
     done = 0
     many = rollout.many if getattr(rollout, "batched", False) else None  # type: ignore[attr-defined]
+    one_pass = [(world, action) for world in samples for action in legal]
     while many is not None and done < iterations and time.perf_counter() <= deadline:
-        batch = [(world, action) for world in samples for action in legal][: iterations - done]
+        batch = one_pass[: iterations - done]
         sims = []
         for world, action in batch:
             sim = world.clone()

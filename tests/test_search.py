@@ -365,12 +365,9 @@ def test_batched_policy_rollouts_end_each_world_as_one_at_a_time(game):
     assert all(w.is_over() for w in together)
     assert [w.to_json() for w in alone] == [w.to_json() for w in together]
     seat, legal = worlds[0].current_player(), worlds[0].legal_actions()
-
-    def one_at_a_time(world, rng):
-        rollout(world, rng)
-
     batched = world_search(rules, worlds, seat, legal, random.Random(0), rollout, 3 * len(worlds) * len(legal))
-    plain = world_search(rules, worlds, seat, legal, random.Random(0), one_at_a_time, 3 * len(worlds) * len(legal))
+    # the bound method has no ``batched`` flag: the same playouts, one at a time
+    plain = world_search(rules, worlds, seat, legal, random.Random(0), rollout.__call__, 3 * len(worlds) * len(legal))
     assert batched == plain
 
 
