@@ -509,13 +509,16 @@ class OracleAgent(SearchAgent):
     skill can show in a game's results, the headroom above a baseline. ``iterations`` rollouts in all,
     spread over the legal actions, each a random (or ``rollout=`` agent) playout of the true deal.
     ``sees=hands`` (Rang) sees every hand but not the stock's order: what seeing the others' cards is worth.
+    ``win_bonus`` (Rang) as for the fair searches. As a distillation teacher it guides a student that still sees
+    only its own observation ("oracle guiding").
     """
 
     name = "oracle"
 
     def __init__(self, game: str, seed: int | None = None, iterations: int = 200, ms: float | None = None,
-                 rollout: str = "random", num_players: int | None = None, sees: str = "all", worlds: int = 8):
-        super().__init__(game, seed, iterations, ms, rollout, num_players)
+                 rollout: str = "random", num_players: int | None = None, sees: str = "all", worlds: int = 8,
+                 win_bonus: float = 0.0):
+        super().__init__(game, seed, iterations, ms, rollout, num_players, win_bonus)
         if sees not in ("all", "hands"):
             raise ValueError(f"sees must be 'all' or 'hands', got {sees!r}")
         if sees == "hands" and not hasattr(self.rules, "shuffled_stock"):

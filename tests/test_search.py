@@ -297,11 +297,13 @@ def test_rang_win_bonus_rewards_the_seat_that_went_out():
     game = env.unwrapped.game
     assert game.went_out >= 0 and game.last_points is not None
     plain = make_agent("ismcts:iterations=5", "rang", seed=0, num_players=4).rules.rewards(game)
-    bonus = make_agent("ismcts:iterations=5,win_bonus=1.0", "rang", seed=0, num_players=4).rules.rewards(game)
     assert plain == tuple(-p / 20 for p in game.last_points)
-    assert [b - p for b, p in zip(bonus, plain, strict=True)] == [1.0 if s == game.went_out else 0.0 for s in range(4)]
-    with pytest.raises(ValueError, match="win_bonus"):
-        make_agent("ismcts:win_bonus=1", "ring_rang", seed=0)
+    for spec in ("ismcts:iterations=5,win_bonus=1.0", "oracle:iterations=5,sees=hands,win_bonus=1.0"):
+        bonus = make_agent(spec, "rang", seed=0, num_players=4).rules.rewards(game)
+        assert [b - p for b, p in zip(bonus, plain, strict=True)] == [float(s == game.went_out) for s in range(4)]
+    for spec in ("ismcts:win_bonus=1", "oracle:win_bonus=1"):
+        with pytest.raises(ValueError, match="win_bonus"):
+            make_agent(spec, "ring_rang", seed=0)
     for bad in ("pimc:win_bonus=-1", "ismcts:win_bonus=true"):
         with pytest.raises(ValueError, match="win_bonus"):
             make_agent(bad, "rang", seed=0, num_players=4)

@@ -10,7 +10,8 @@ One round of expert iteration (Anthony et al. 2017; the DAgger form of Ross et a
    ``workers`` processes; each chunk is saved as it ends (``labels/chunk_<i>.npz``, data only), so a
    stopped run resumes where it was.
 2. **Labels.** At every decision the teacher (``teacher``, a registry spec: a search agent such as
-   ``pimc:iterations=200``, which reads the seat's information set from the env, never hidden cards)
+   ``pimc:iterations=200``, which reads the seat's information set from the env, never hidden cards;
+   or ``oracle:...``, which sees every hand, to guide a student that still sees only its own observation)
    chooses an action; the position's observation, legal mask and that choice are stored, and, where
    the teacher keeps them (PIMC), the mean rollout reward of every legal action it tried.
 3. **Fit.** A copy of the student network is trained with cross-entropy on its masked logits toward
