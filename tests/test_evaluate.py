@@ -161,6 +161,21 @@ def test_workers_are_capped_at_the_work_and_the_cores(capsys, monkeypatch):
     assert "capped at 2" in capsys.readouterr().err
 
 
+def blas_threads() -> list[int]:
+    from threadpoolctl import threadpool_info
+
+    return [pool["num_threads"] for pool in threadpool_info()]
+
+
+def test_worker_processes_get_one_blas_thread_each():
+    """Workers share the cores: a batched policy rollout in each must not start a BLAS thread per core."""
+    from cardenvs.train.evaluate import worker_pool
+
+    with worker_pool(1) as pool:
+        threads = pool.submit(blas_threads).result()
+    assert threads and set(threads) == {1}
+
+
 def test_help_shows_defaults_and_the_rating_is_explained(capsys):
     """Items 6 and 15: eval -h documents --deals/--seed/--workers/--unit with defaults; the table says what the
     rating is fitted on and shortens long policy paths."""

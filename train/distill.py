@@ -37,7 +37,6 @@ import argparse
 import csv
 import sys
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,7 +48,7 @@ from cardenvs.agents.registry import make_agent
 from cardenvs.games import game_spec
 
 from .config_files import check_game_config, check_network, config_from_dict, read_yaml_mapping
-from .evaluate import EvalConfig, deal_options, make_env, progress_bar
+from .evaluate import EvalConfig, deal_options, make_env, progress_bar, worker_pool
 
 
 @dataclass
@@ -165,7 +164,7 @@ def collect(config: DistillConfig, progress: bool = True) -> list[Path]:
             paths.append(label_chunk(job))
             bar.update(1)
     else:
-        with ProcessPoolExecutor(min(config.workers, len(jobs))) as pool:
+        with worker_pool(min(config.workers, len(jobs))) as pool:
             for path in pool.map(label_chunk, jobs):
                 paths.append(path)
                 bar.update(1)
