@@ -232,7 +232,7 @@ def one_blas_thread() -> None:
     """Worker processes share the cores, so each gets one BLAS thread.
 
     A policy acting for a batch of worlds at once (``pimc:rollout=trained``) multiplies large matrices; in
-    forked workers each BLAS would start a thread per core, and two such workers ran 4.4 times slower on
+    forked workers each BLAS would start a thread per core, and two such workers ran 4.3 times slower on
     2 cores than with one thread each. One row at a time (a policy playing) is too small to be threaded.
     """
     from threadpoolctl import threadpool_limits
