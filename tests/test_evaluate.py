@@ -161,7 +161,8 @@ def test_workers_are_capped_at_the_work_and_the_cores(capsys, monkeypatch):
     assert "capped at 2" in capsys.readouterr().err
 
 
-def blas_threads() -> list[int]:
+def worker_blas_threads(_job: object) -> list[int]:
+    """The BLAS thread counts where a worker runs (a module-level function, so it can be sent to one)."""
     from threadpoolctl import threadpool_info
 
     return [pool["num_threads"] for pool in threadpool_info()]
@@ -169,11 +170,10 @@ def blas_threads() -> list[int]:
 
 def test_worker_processes_get_one_blas_thread_each():
     """Workers share the cores: a batched policy rollout in each must not start a BLAS thread per core."""
-    from cardenvs.train.evaluate import worker_pool
+    from cardenvs.train.evaluate import worker_map
 
-    with worker_pool(1) as pool:
-        threads = pool.submit(blas_threads).result()
-    assert threads and set(threads) == {1}
+    threads = list(worker_map(worker_blas_threads, [None, None], 2))
+    assert all(threads) and {n for each in threads for n in each} == {1}
 
 
 def test_help_shows_defaults_and_the_rating_is_explained(capsys):

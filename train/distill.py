@@ -48,7 +48,7 @@ from cardenvs.agents.registry import make_agent
 from cardenvs.games import game_spec
 
 from .config_files import check_game_config, check_network, config_from_dict, read_yaml_mapping
-from .evaluate import EvalConfig, deal_options, make_env, progress_bar, worker_pool
+from .evaluate import EvalConfig, deal_options, make_env, progress_bar, worker_map
 
 
 @dataclass
@@ -159,15 +159,9 @@ def collect(config: DistillConfig, progress: bool = True) -> list[Path]:
     jobs = [(config, i) for i in range(-(-config.deals // config.chunk))]
     bar = progress_bar(len(jobs), progress, "label chunks", unit="chunk")
     paths = []
-    if config.workers == 1:
-        for job in jobs:
-            paths.append(label_chunk(job))
-            bar.update(1)
-    else:
-        with worker_pool(min(config.workers, len(jobs))) as pool:
-            for path in pool.map(label_chunk, jobs):
-                paths.append(path)
-                bar.update(1)
+    for path in worker_map(label_chunk, jobs, config.workers):
+        paths.append(path)
+        bar.update(1)
     bar.close()
     return paths
 

@@ -22,7 +22,7 @@ import json
 import os
 import sys
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -240,9 +240,14 @@ def one_blas_thread() -> None:
     threadpool_limits(1)
 
 
-def worker_pool(workers: int) -> ProcessPoolExecutor:
-    """``workers`` processes for chunks of play, one BLAS thread each (:func:`one_blas_thread`)."""
-    return ProcessPoolExecutor(workers, initializer=one_blas_thread)
+def worker_map(function: Callable[[Any], Any], jobs: list[Any], workers: int) -> Iterator[Any]:
+    """``function`` of each job, in order: in this process when ``workers`` is 1, else over up to ``workers``
+    processes (no more than the jobs), one BLAS thread each (:func:`one_blas_thread`)."""
+    if workers == 1:
+        yield from map(function, jobs)
+        return
+    with ProcessPoolExecutor(min(workers, len(jobs)), initializer=one_blas_thread) as pool:
+        yield from pool.map(function, jobs)
 
 
 def run_records(config: EvalConfig) -> list[Record]:
@@ -253,15 +258,9 @@ def run_records(config: EvalConfig) -> list[Record]:
     jobs = [(config, list(range(i, min(i + chunk, config.deals)))) for i in range(0, config.deals, chunk)]
     bar = progress_bar(config.deals, config.progress, f"eval {config.game}")
     records: list[Record] = []
-    if workers == 1:
-        for job in jobs:
-            records.extend(_play_chunk(job))
-            bar.update(len(job[1]))
-    else:
-        with worker_pool(workers) as pool:
-            for job, result in zip(jobs, pool.map(_play_chunk, jobs), strict=True):
-                records.extend(result)
-                bar.update(len(job[1]))
+    for job, result in zip(jobs, worker_map(_play_chunk, jobs, workers), strict=True):
+        records.extend(result)
+        bar.update(len(job[1]))
     bar.close()
     return records
 
