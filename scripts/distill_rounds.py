@@ -6,7 +6,8 @@
 Each stage (RING RANG: the self-play league, then each distillation round; Rang: the batched-PPO policy,
 then each round) against ``rules_strong`` (2000 deals, seed 0; RING RANG in duplicate), its worst gauntlet
 match-up (RING RANG 1000 duplicate deals each, Rang 2000) and the exploit proxy (a fresh best response's win
-rate; RING RANG 400k decisions, Rang 200k), with 95% CIs, where the stage's outputs were kept. Nothing is
+rate; RING RANG 400k decisions, Rang 200k) and, for RING RANG, ``pimc:iterations=500`` (1000 duplicate deals),
+with 95% CIs, where the stage's outputs were kept. Nothing is
 measured here: run ``cardenvs eval`` / ``cardenvs exploit`` first (docs/strength.md lists the commands).
 """
 
@@ -30,9 +31,26 @@ RING_RANG_STAGES = {
     "round 5 (not shipped)": ("ring_rang_distill_round5_vs_rules_strong", "", ""),
     "round 6": ("ring_rang_distill_round6_vs_rules_strong", "gauntlet_ring_rang_distill_round6",
                 "exploit_ring_rang_distill_round6"),
-    "round 7 (shipped)": ("ring_rang_trained_vs_rules_strong", "gauntlet_ring_rang_trained",
-                          "exploit_ring_rang_trained"),
+    "round 7": ("ring_rang_distill_round7_vs_rules_strong", "gauntlet_ring_rang_distill_round7",
+                "exploit_ring_rang_distill_round7"),
+    "round 8 (not shipped)": ("ring_rang_distill_round8_vs_rules_strong", "gauntlet_ring_rang_distill_round8", ""),
+    "round 9 (not shipped)": ("ring_rang_distill_round9_vs_rules_strong", "", ""),
+    "round 10 (not shipped)": ("ring_rang_distill_round10_vs_rules_strong", "", ""),
+    "round 11 (shipped)": ("ring_rang_trained_vs_rules_strong", "gauntlet_ring_rang_trained",
+                           "exploit_ring_rang_trained"),
 }
+# stage -> its match against pimc:iterations=500 (1000 duplicate deals, seed 0), where it was played
+RING_RANG_VS_SEARCH = {
+    "round 3": "ring_rang_distill_round3_vs_pimc500",
+    "round 4": "ring_rang_distill_round4_vs_pimc500",
+    "round 6": "ring_rang_distill_round6_vs_pimc500",
+    "round 7": "ring_rang_distill_round7_vs_pimc500",
+    "round 8 (not shipped)": "ring_rang_distill_round8_vs_pimc500",
+    "round 9 (not shipped)": "ring_rang_distill_round9_vs_pimc500",
+    "round 10 (not shipped)": "ring_rang_distill_round10_vs_pimc500",
+    "round 11 (shipped)": "ring_rang_trained_vs_pimc500",
+}
+SEARCH = "pimc:iterations=500"
 RANG_STAGES = {
     "batched PPO": ("rang_ppo_win_vs_rules_strong", "gauntlet_rang_ppo_win_2000", "exploit_rang_trained_v1"),
     "round 1": ("rang_distill_round1_vs_rules_strong", "gauntlet_rang_distill_round1", ""),
@@ -42,21 +60,26 @@ RANG_STAGES = {
     "round 5": ("rang_distill_round5_vs_rules_strong", "gauntlet_rang_distill_round5", ""),
     "round 6 (shipped)": ("rang_distill_round6_vs_rules_strong", "gauntlet_rang_trained", "exploit_rang_trained"),
 }
-# game -> (stages, output name, title)
+# game -> (stages, matches against the search, output name, title)
 LOWER = "(the exploit line: lower is more robust)"
 GAMES = {
-    "ring_rang": (RING_RANG_STAGES, "distill_rounds", f"RING RANG policy by stage {LOWER}"),
-    "rang": (RANG_STAGES, "rang_distill_rounds", f"Rang 4p policy by stage {LOWER}"),
+    "ring_rang": (RING_RANG_STAGES, RING_RANG_VS_SEARCH, "distill_rounds", f"RING RANG policy by stage {LOWER}"),
+    "rang": (RANG_STAGES, {}, "rang_distill_rounds", f"Rang 4p policy by stage {LOWER}"),
 }
 FIELDS = ["stage", "measure", "win_rate", "ci95_low", "ci95_high"]
 
 
-def rows(stages: dict[str, tuple[str, str, str]]) -> list[dict]:
+def rows(stages: dict[str, tuple[str, str, str]], vs_search: dict[str, str]) -> list[dict]:
     out = []
     for stage, (versus, gauntlet, exploit) in stages.items():
         first = json.loads((STRENGTH / versus / "results.json").read_text())["table"][0]
         out.append({"stage": stage, "measure": "vs rules_strong", "win_rate": first["win_rate"],
                     "ci95_low": first["win_rate_ci95"][0], "ci95_high": first["win_rate_ci95"][1]})
+        if stage in vs_search:
+            table = json.loads((STRENGTH / vs_search[stage] / "results.json").read_text())["table"]
+            mine = next(r for r in table if r["agent"] != SEARCH)
+            out.append({"stage": stage, "measure": f"vs {SEARCH}", "win_rate": mine["win_rate"],
+                        "ci95_low": mine["win_rate_ci95"][0], "ci95_high": mine["win_rate_ci95"][1]})
         if gauntlet:
             worst = json.loads((STRENGTH / gauntlet / "gauntlet.json").read_text())["worst"]
             out.append({"stage": stage, "measure": f"gauntlet worst ({worst['opponent']})",
@@ -76,10 +99,12 @@ def plot(table: list[dict], stages: list[str], title: str, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 4.2))
+    fig, ax = plt.subplots(figsize=(10, 4.6))
     for measure, colour in (("vs rules_strong", "tab:blue"), ("gauntlet worst", "black"),
-                            ("exploit: best response wins", "tab:red")):
+                            ("exploit: best response wins", "tab:red"), (f"vs {SEARCH}", "tab:green")):
         points = [r for r in table if r["measure"].startswith(measure)]
+        if not points:
+            continue
         x = [stages.index(r["stage"]) for r in points]
         y = [r["win_rate"] for r in points]
         errors = [[r["win_rate"] - r["ci95_low"] for r in points], [r["ci95_high"] - r["win_rate"] for r in points]]
@@ -97,8 +122,8 @@ def plot(table: list[dict], stages: list[str], title: str, path: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--game", choices=sorted(GAMES), default="ring_rang")
-    stages, name, title = GAMES[parser.parse_args().game]
-    table = rows(stages)
+    stages, vs_search, name, title = GAMES[parser.parse_args().game]
+    table = rows(stages, vs_search)
     with (STRENGTH / f"{name}.csv").open("w", newline="") as f:
         writer = csv.DictWriter(f, FIELDS)
         writer.writeheader()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The strength figures of README "Strength against opponents never trained on" and docs/strength.md,
-# for the shipped policies (`trained`); outputs in docs/strength/<name>/. About 1 h 40 min on 2 cores.
+# for the shipped policies (`trained`); outputs in docs/strength/<name>/. About 2 h on 2 cores.
 set -euo pipefail
 W="${WORKERS:-2}"
 S=docs/strength
@@ -8,6 +8,8 @@ cardenvs eval --game ring_rang --agents trained rules_strong --deals 2000 --work
 cardenvs eval --game ring_rang --agents trained rules_strong --deals 1000 --workers "$W" --seed 1 --no-progress --out $S/ring_rang_trained_vs_rules_strong_seed1
 cardenvs eval --game ring_rang --agents trained --gauntlet --deals 1000 --workers "$W" --seed 0 --no-progress --out $S/gauntlet_ring_rang_trained
 cardenvs eval --game ring_rang --agents trained pimc:iterations=500 --deals 1000 --workers "$W" --seed 0 --no-progress --out $S/ring_rang_trained_vs_pimc500
+cardenvs eval --game ring_rang --agents trained pimc:iterations=500 --deals 1000 --workers "$W" --seed 1 --no-progress --out $S/ring_rang_trained_vs_pimc500_seed1
+cardenvs eval --game ring_rang --agents trained random --deals 2000 --workers "$W" --seed 0 --no-progress --out $S/ring_rang_trained_vs_random
 cardenvs exploit --game ring_rang --agent trained --steps 400000 --deals 500 --out $S/exploit_ring_rang_trained
 # the longer budgets (7.5 and 10 times the above; about 40 minutes more)
 for agent in trained rules_strong; do

@@ -74,13 +74,33 @@ def test_gauntlet_needs_exactly_one_candidate(capsys):
     assert "one candidate" in capsys.readouterr().err
 
 
-def _pool_script():
+def _script(name: str):
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("pool_gauntlets", ROOT / "scripts" / "pool_gauntlets.py")
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _pool_script():
+    return _script("pool_gauntlets")
+
+
+@pytest.mark.parametrize("game", ["ring_rang", "rang"])
+def test_distill_rounds_reads_every_stage_from_the_kept_outputs(game):
+    """Every stage's folders are kept; a match against the search reads the policy's row, not the search's."""
+    script = _script("distill_rounds")
+    stages, vs_search, _, _ = script.GAMES[game]
+    table = script.rows(stages, vs_search)
+    assert [r["stage"] for r in table if r["measure"] == "vs rules_strong"] == list(stages)
+    for row in table:
+        assert row["ci95_low"] <= row["win_rate"] <= row["ci95_high"]
+    for stage, folder in vs_search.items():
+        (mine,) = [r for r in table if r["stage"] == stage and r["measure"] == f"vs {script.SEARCH}"]
+        search = next(r for r in json.loads((ROOT / "docs" / "strength" / folder / "results.json").read_text())["table"]
+                      if r["agent"] == script.SEARCH)
+        assert mine["win_rate"] == pytest.approx(1 - search["win_rate"])
 
 
 def _gauntlet_run(folder: Path, seed: int, wins: float, episodes: int, points: float) -> Path:
