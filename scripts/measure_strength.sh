@@ -11,6 +11,7 @@ cardenvs eval --game ring_rang --agents trained pimc:iterations=500 --deals 1000
 cardenvs eval --game ring_rang --agents trained pimc:iterations=500 --deals 1000 --workers "$W" --seed 1 --no-progress --out $S/ring_rang_trained_vs_pimc500_seed1
 cardenvs eval --game ring_rang --agents trained random --deals 2000 --workers "$W" --seed 0 --no-progress --out $S/ring_rang_trained_vs_random
 cardenvs exploit --game ring_rang --agent trained --steps 400000 --deals 500 --out $S/exploit_ring_rang_trained
+cardenvs eval --game ring_rang --agents trained rules_strong rules_basic random gauntlet_hoarder gauntlet_lifter gauntlet_reader gauntlet_supporter --deals 200 --workers "$W" --seed 0 --no-progress --out $S/ladder_ring_rang
 # the longer budgets (7.5 and 10 times the above; about 40 minutes more)
 for agent in trained rules_strong; do
   cardenvs exploit --game ring_rang --agent $agent --steps 3000000 --deals 500 --out $S/exploit3m_ring_rang_$agent
