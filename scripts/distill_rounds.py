@@ -69,27 +69,34 @@ GAMES = {
 FIELDS = ["stage", "measure", "win_rate", "ci95_low", "ci95_high"]
 
 
+def _read(folder: str, name: str) -> dict:
+    return json.loads((STRENGTH / folder / name).read_text())
+
+
+def _point(stage: str, measure: str, win_rate: float, ci95: list[float]) -> dict:
+    return {"stage": stage, "measure": measure, "win_rate": win_rate, "ci95_low": ci95[0], "ci95_high": ci95[1]}
+
+
+def _policy_row(folder: str, opponent: str) -> dict:
+    """The policy's row of a two-agent match, picked by name (the table is sorted by win rate)."""
+    return next(r for r in _read(folder, "results.json")["table"] if r["agent"] != opponent)
+
+
 def rows(stages: dict[str, tuple[str, str, str]], vs_search: dict[str, str]) -> list[dict]:
     out = []
     for stage, (versus, gauntlet, exploit) in stages.items():
-        first = json.loads((STRENGTH / versus / "results.json").read_text())["table"][0]
-        out.append({"stage": stage, "measure": "vs rules_strong", "win_rate": first["win_rate"],
-                    "ci95_low": first["win_rate_ci95"][0], "ci95_high": first["win_rate_ci95"][1]})
-        if stage in vs_search:
-            table = json.loads((STRENGTH / vs_search[stage] / "results.json").read_text())["table"]
-            mine = next(r for r in table if r["agent"] != SEARCH)
-            out.append({"stage": stage, "measure": f"vs {SEARCH}", "win_rate": mine["win_rate"],
-                        "ci95_low": mine["win_rate_ci95"][0], "ci95_high": mine["win_rate_ci95"][1]})
+        for opponent, folder in (("rules_strong", versus), (SEARCH, vs_search.get(stage))):
+            if folder:
+                mine = _policy_row(folder, opponent)
+                out.append(_point(stage, f"vs {opponent}", mine["win_rate"], mine["win_rate_ci95"]))
         if gauntlet:
-            worst = json.loads((STRENGTH / gauntlet / "gauntlet.json").read_text())["worst"]
-            out.append({"stage": stage, "measure": f"gauntlet worst ({worst['opponent']})",
-                        "win_rate": worst["win_rate"], "ci95_low": worst["win_rate_ci95"][0],
-                        "ci95_high": worst["win_rate_ci95"][1]})
+            worst = _read(gauntlet, "gauntlet.json")["worst"]
+            out.append(_point(stage, f"gauntlet worst ({worst['opponent']})", worst["win_rate"],
+                              worst["win_rate_ci95"]))
         if exploit:
-            data = json.loads((STRENGTH / exploit / "exploit.json").read_text())
-            out.append({"stage": stage, "measure": "exploit: best response wins",
-                        "win_rate": data["best_response_win_rate"], "ci95_low": data["win_rate_ci95"][0],
-                        "ci95_high": data["win_rate_ci95"][1]})
+            data = _read(exploit, "exploit.json")
+            out.append(_point(stage, "exploit: best response wins", data["best_response_win_rate"],
+                              data["win_rate_ci95"]))
     return out
 
 

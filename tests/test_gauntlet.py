@@ -83,10 +83,6 @@ def _script(name: str):
     return module
 
 
-def _pool_script():
-    return _script("pool_gauntlets")
-
-
 @pytest.mark.parametrize("game", ["ring_rang", "rang"])
 def test_distill_rounds_reads_every_stage_from_the_kept_outputs(game):
     """Every stage's folders are kept; a match against the search reads the policy's row, not the search's."""
@@ -115,7 +111,7 @@ def _gauntlet_run(folder: Path, seed: int, wins: float, episodes: int, points: f
 def test_pool_gauntlets_adds_the_episodes_of_different_seeds(tmp_path):
     from cardenvs.train.stats import wilson_interval
 
-    pool = _pool_script()
+    pool = _script("pool_gauntlets")
     first = _gauntlet_run(tmp_path / "a", seed=0, wins=2000, episodes=4000, points=9.0)
     second = _gauntlet_run(tmp_path / "b", seed=1, wins=1000, episodes=1000, points=8.0)
     (row,) = pool.pooled([first, second])["rows"]
@@ -126,7 +122,7 @@ def test_pool_gauntlets_adds_the_episodes_of_different_seeds(tmp_path):
 
 
 def test_pool_gauntlets_refuses_a_seed_given_twice(tmp_path):
-    pool = _pool_script()
+    pool = _script("pool_gauntlets")
     first = _gauntlet_run(tmp_path / "a", seed=3, wins=10, episodes=20, points=9.0)
     second = _gauntlet_run(tmp_path / "b", seed=3, wins=10, episodes=20, points=9.0)
     with pytest.raises(SystemExit, match="repeat"):
