@@ -49,6 +49,9 @@ class Agent:
     def act(self, observation: dict[str, np.ndarray]) -> int:
         raise NotImplementedError
 
+    def close(self) -> None:
+        """Free what the agent holds outside Python (a bot's process); the harness calls it when done."""
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
 

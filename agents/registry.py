@@ -3,6 +3,14 @@
 A spec is ``name`` or ``name:key=value,key=value`` (e.g. ``"ismcts:iterations=100"``);
 values are parsed as int, float or bool where they look like one. Factories are
 given as ``"module:attr"`` and imported on first use, so listing an agent costs nothing.
+
+Agents from outside the package (:mod:`cardenvs.agents.outside`) are named the same way:
+
+- ``module.path:attr[:key=value,...]``, an import path: a spec whose part after the first ``:`` holds
+  no ``=`` before the next ``:`` (``mybots.greedy:GreedyBot:depth=3``);
+- the name of an entry point of the group ``cardenvs.agents`` (``mybot``, ``mybot:depth=3``).
+
+A registered name always wins over an entry point of the same name.
 """
 
 from __future__ import annotations
@@ -12,10 +20,11 @@ import typing
 from importlib import import_module
 from typing import Any
 
-from cardenvs.games import GAME_NAMES, canonical_game  # noqa: F401 (re-exported for callers)
+from cardenvs.games import GAME_NAMES, canonical_game, game_spec  # noqa: F401 (re-exported for callers)
 from cardenvs.games import GAMES as GAME_TABLE
 
 from .base import Agent
+from .outside import build_outside_agent, entry_points, import_attribute, is_import_path, load_entry_point
 
 GAMES = GAME_NAMES
 
@@ -38,10 +47,14 @@ def _parse_value(text: str) -> Any:
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
-    """``"pimc:worlds=8,rollouts=2"`` -> ``("pimc", {"worlds": 8, "rollouts": 2})``."""
+    """``"pimc:worlds=8,rollouts=2"`` -> ``("pimc", {"worlds": 8, "rollouts": 2})``;
+    ``"mybots.greedy:GreedyBot:depth=3"`` -> ``("mybots.greedy:GreedyBot", {"depth": 3})``."""
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"agent spec must be a non-empty string, got {spec!r}")
     name, _, rest = spec.strip().partition(":")
+    attr = rest.partition(":")[0]
+    if attr and "=" not in attr:  # an import path: module:attr, then the parameters after a second colon
+        name, rest = f"{name}:{attr}", rest[len(attr) + 1:]
     params: dict[str, Any] = {}
     if rest:
         for item in rest.split(","):
@@ -59,32 +72,56 @@ def gauntlet_agents(game: str) -> list[str]:
     """The gauntlet of ``game``: rule-based opponents of outside styles, for evaluation only.
 
     No training config may name them (tests/test_gauntlet.py checks every file in configs/), so a policy's
-    results against them measure strength against opponents it never met.
+    results against them measure strength against opponents it never met. Only built-in agents belong to it.
     """
-    return [name for name in available_agents(game) if name.startswith(GAUNTLET_PREFIX)]
+    _check_game(game)
+    return [name for name in sorted(AGENTS[game]) if name.startswith(GAUNTLET_PREFIX)]
 
 
 def available_agents(game: str) -> list[str]:
+    """The agent names of ``game``: the built-in ones and those installed packages publish (entry points)."""
+    _check_game(game)
+    return sorted({*AGENTS[game], *entry_points()})
+
+
+def _check_game(game: str) -> None:
     if game not in AGENTS:
         raise ValueError(f"unknown game {game!r}; expected one of {GAMES}")
-    return sorted(AGENTS[game])
+
+
+OUTSIDE_FORMS = "module.path:attr (an agent of your own code), exec:path=PROGRAM (a bot in any language), " \
+    "onnx:path=FILE (an ONNX network)"
 
 
 def check_spec(spec: str, game: str) -> None:
-    """Raise ValueError unless ``spec`` names a known agent of ``game`` (nothing is built)."""
+    """Raise ValueError unless ``spec`` names a known agent of ``game`` (an import path is imported now,
+    so a module that fails is one line before any work; nothing is built)."""
     name, _ = parse_spec(spec)
-    if game not in AGENTS:
-        raise ValueError(f"unknown game {game!r}; expected one of {GAMES}")
-    if name not in AGENTS[game]:
-        raise ValueError(f"unknown agent {name!r} for {game}; available: {', '.join(sorted(AGENTS[game]))}")
+    _check_game(game)
+    if name in AGENTS[game] or name in entry_points():
+        return
+    if is_import_path(name):
+        import_attribute(name)
+        return
+    raise ValueError(f"unknown agent {name!r} for {game}; available: {', '.join(available_agents(game))}; "
+                     f"or {OUTSIDE_FORMS}")
 
 
 def make_agent(spec: str, game: str, seed: int | None = None, **env_info: Any) -> Agent:
     """Build the agent a spec names, for ``game`` (``"ring_rang"`` or ``"rang"``)."""
     check_spec(spec, game)
     name, params = parse_spec(spec)
+    if name not in AGENTS[game]:  # an entry point or an import path: the outside factory contract
+        target = import_attribute(name) if is_import_path(name) else load_entry_point(name)
+        context = {"seed": seed, "game": game, "num_players": game_spec(game).players_or_fixed(
+            env_info.get("num_players", 4))}
+        agent = build_outside_agent(target, spec, params, context)
+        agent.name = spec
+        return agent
     module_name, _, attr = AGENTS[game][name].partition(":")
     factory = getattr(import_module(module_name), attr)
+    if "game" in inspect.signature(factory).parameters:  # the game-independent factories (exec:, onnx:)
+        env_info = {**env_info, "game": game}
     # A spec parameter must be named by the factory, or forwarded by its ``**params`` to a
     # constructor that names it; ``**_`` (ignore the env_info you do not need) must not
     # swallow a misspelt one.

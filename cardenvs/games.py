@@ -169,6 +169,8 @@ def _layout(name: str, camel: str, styles: tuple[str, ...], symmetries: str = ""
         "pimc": f"{search}:make_pimc_{name}",
         "ismcts": f"{search}:make_ismcts_{name}",
         "oracle": f"{search}:make_oracle_{name}",  # sees every hand: measurement only
+        "exec": "cardenvs.agents.bot_process:make_exec_bot",  # a program in any language (docs/bot_protocol.md)
+        "onnx": "cardenvs.agents.onnx_policy:make_onnx_policy",  # a network from any framework
     }
     parts = {"painter": f"cardenvs.render:draw_{name}", "search": f"{search}:{camel}Rules",
              "text": f"cardenvs.play:{camel}Text", "faces": f"cardenvs.serve:{name}_faces"}

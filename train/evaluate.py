@@ -16,13 +16,18 @@ instead. The envs are driven only through the public contract (``env()``,
 from __future__ import annotations
 
 import argparse
+import copy
 import csv
+import inspect
 import itertools
 import json
+import math
 import os
+import pickle
 import sys
+import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -30,7 +35,9 @@ from typing import Any
 
 import numpy as np
 
-from cardenvs.agents.registry import check_agent, check_spec, gauntlet_agents, make_agent
+from cardenvs.agents.base import Agent
+from cardenvs.agents.outside import Forfeit, OutsideAgent, build_outside_agent, checked_action
+from cardenvs.agents.registry import available_agents, check_agent, check_spec, gauntlet_agents, make_agent
 from cardenvs.games import canonical_game, game_spec
 
 from .config_files import config_from_dict, read_yaml_mapping
@@ -53,7 +60,7 @@ class EvalConfig:
     env_kwargs: dict[str, Any] = field(default_factory=dict)  # extra constructor kwargs of the env
     gauntlet: bool = False  # play agents[0] against every gauntlet agent in turn; report each and the worst
 
-    def validate(self, build: bool = True) -> None:
+    def validate(self, build: bool = True, objects: Collection[str] = ()) -> None:
         """Check every field; with ``build``, also build each agent and the env once.
 
         Building finds what a name check cannot (``pimc:iterations=-5``, a missing policy file, a policy
@@ -69,7 +76,8 @@ class EvalConfig:
             # copies, as a bare ``cardenvs eval`` plays random#0 vs random#1
             self.agents = self.agents * 2
         for spec in self.agents:
-            check_spec(spec_of(spec), self.game)
+            if spec_of(spec) not in objects:  # the labels of agent objects (evaluate_agents) name no spec
+                check_spec(spec_of(spec), self.game)
         bounds = (("deals", self.deals, 1), ("workers", self.workers, 1), ("num_players", self.num_players, 2),
                   ("seed", self.seed, 0))
         for name, value, low in bounds:
@@ -89,7 +97,7 @@ class EvalConfig:
             except (TypeError, ValueError) as error:
                 raise ValueError(f"env_kwargs {self.env_kwargs!r}: {error}") from None
             info = game_spec(self.game).env_info(self.num_players)
-            for spec in dict.fromkeys(spec_of(a) for a in self.agents):
+            for spec in dict.fromkeys(spec_of(a) for a in self.agents if spec_of(a) not in objects):
                 check_agent(spec, self.game, **info)
 
 
@@ -105,6 +113,11 @@ class Record:
     winner_seats: list[int]  # seats on the winning side (empty when truncated)
     truncated: bool
     decisions: int
+    forfeit_seat: int | None = None  # the seat whose agent gave the episode up (crashed, silent, illegal)
+    forfeit_reason: str = ""
+    seconds: list[float] = field(default_factory=list)  # per seat: time its agent spent deciding
+    max_seconds: list[float] = field(default_factory=list)  # per seat: its slowest decision
+    seat_decisions: list[int] = field(default_factory=list)  # per seat: decisions its agent made
 
 
 # ---------------------------------------------------------------- line-ups
@@ -154,31 +167,72 @@ def make_env(config: EvalConfig):
     return spec.make_env(num_players=config.num_players, **kwargs)
 
 
-def play_episode(env, agents: Sequence, options: dict[str, Any], seed: int) -> tuple[list[float], bool, int]:
-    """Play one episode through the AEC loop; total reward per seat, truncated, decisions."""
+@dataclass
+class Episode:
+    """What :func:`play_episode` saw: rewards, the end, and each seat's thinking time."""
+
+    rewards: list[float]
+    truncated: bool
+    decisions: int
+    seconds: list[float]
+    max_seconds: list[float]
+    seat_decisions: list[int]
+    forfeit_seat: int | None = None
+    forfeit_reason: str = ""
+
+
+def play_episode(env, agents: Sequence, options: dict[str, Any], seed: int) -> Episode:
+    """Play one episode through the AEC loop.
+
+    Every answer is checked against the action mask here, for every agent: a bad one (or a :class:`Forfeit`
+    raised by the agent, e.g. a bot that crashed or stayed silent) ends the episode as that seat's forfeit.
+    """
     env.reset(seed=seed, options=options)
-    totals = [0.0] * len(agents)
-    truncated = False
-    decisions = 0
+    n = len(agents)
+    episode = Episode([0.0] * n, False, 0, [0.0] * n, [0.0] * n, [0] * n)
     for name in env.agent_iter():
         obs, reward, term, trunc, _ = env.last()
         seat = int(name.rsplit("_", 1)[1])
-        totals[seat] += reward
+        episode.rewards[seat] += reward
         if term or trunc:
-            truncated = truncated or trunc
+            episode.truncated = episode.truncated or trunc
             env.step(None)
             continue
         agent = agents[seat]
-        if getattr(agent, "needs_env", False):
-            agent.observe_env(env)
-        env.step(agent.act(obs))
-        decisions += 1
-    return totals, truncated, decisions
+        start = time.perf_counter()
+        try:
+            if getattr(agent, "needs_env", False):
+                agent.observe_env(env)
+            action = checked_action(agent.act(obs), obs["action_mask"])
+        except Forfeit as forfeit:
+            episode.forfeit_seat, episode.forfeit_reason = seat, str(forfeit)
+            return episode
+        finally:
+            spent = time.perf_counter() - start
+            episode.seconds[seat] += spent
+            episode.max_seconds[seat] = max(episode.max_seconds[seat], spent)
+            episode.seat_decisions[seat] += 1
+        env.step(action)
+        episode.decisions += 1
+    return episode
 
 
-def _outcome(config: EvalConfig, rewards: list[float], truncated: bool) -> tuple[list[float], list[int]]:
-    """(points per seat, winning seats) from the rewards of the contract."""
+def _outcome(config: EvalConfig, seats: list[str], episode: Episode) -> tuple[list[float], list[int]]:
+    """(points per seat, winning seats) from the rewards of the contract, or from a forfeit.
+
+    A forfeit loses the episode for the agent that gave it up: in a partnership game the other side wins;
+    otherwise the other agent wins where the line-up has two, and nobody where it has more.
+    """
     spec = game_spec(config.game)
+    rewards, truncated = episode.rewards, episode.truncated
+    if episode.forfeit_seat is not None:
+        quitter = seats[episode.forfeit_seat]
+        others = [s for s, label in enumerate(seats) if label != quitter]
+        if spec.partnerships:
+            others = list(spec.seats_of_side(1 - spec.side_of(episode.forfeit_seat), len(seats)))
+        elif len(set(seats)) > 2:
+            others = []
+        return rewards, others
     if spec.partnerships:
         # round: +-round points; game: +-1. Team 0 = seats 0 and 2.
         winners = [] if truncated or rewards[0] == 0 else list(spec.seats_of_side(0 if rewards[0] > 0 else 1, 4))
@@ -191,27 +245,45 @@ def _outcome(config: EvalConfig, rewards: list[float], truncated: bool) -> tuple
     return rewards, winners
 
 
-def _play_chunk(args: tuple[EvalConfig, list[int]]) -> list[Record]:
-    config, deals = args
+def _play_chunk(args: tuple[EvalConfig, list[int], dict[str, Any]]) -> list[Record]:
+    config, deals, objects = args
     env = make_env(config)
     layouts = arrangements(config)
     extra = game_spec(config.game).env_info(config.num_players)
     cache: dict[tuple[str, int], Any] = {}
     records = []
-    for deal in deals:
-        options = deal_options(config, deal)
-        for index, seats in enumerate(layouts):
-            agents = []
-            for seat, spec in enumerate(seats):
-                agent = cache.get((spec, seat))
-                if agent is None:
-                    agent = cache[(spec, seat)] = make_agent(spec_of(spec), config.game, seed=None, **extra)
-                agent.reset(seed=int(np.random.SeedSequence([config.seed, deal, index, seat]).generate_state(1)[0]))
-                agents.append(agent)
-            rewards, truncated, decisions = play_episode(env, agents, options, seed=config.seed * 1_000_003 + deal)
-            points, winners = _outcome(config, rewards, truncated)
-            records.append(Record(deal, index, list(seats), rewards, points, winners, truncated, decisions))
+    try:
+        for deal in deals:
+            options = deal_options(config, deal)
+            for index, seats in enumerate(layouts):
+                agents = []
+                for seat, label in enumerate(seats):
+                    agent = cache.get((label, seat))
+                    if agent is None:
+                        spec = spec_of(label)
+                        agent = (object_agent(objects[spec], spec, config) if spec in objects
+                                 else make_agent(spec, config.game, seed=None, **extra))
+                        cache[(label, seat)] = agent
+                    agent.reset(seed=int(np.random.SeedSequence([config.seed, deal, index, seat]).generate_state(1)[0]))
+                    agents.append(agent)
+                episode = play_episode(env, agents, options, seed=config.seed * 1_000_003 + deal)
+                points, winners = _outcome(config, list(seats), episode)
+                records.append(Record(deal, index, list(seats), episode.rewards, points, winners, episode.truncated,
+                                      episode.decisions, episode.forfeit_seat, episode.forfeit_reason,
+                                      episode.seconds, episode.max_seconds, episode.seat_decisions))
+    finally:  # bots' processes end here, whatever happened
+        for agent in cache.values():
+            agent.close()
     return records
+
+
+def object_agent(obj: Any, label: str, config: EvalConfig) -> Agent:
+    """An agent object handed to :func:`evaluate_agents`, one per seat (it may keep memory): a fresh copy of
+    an instance or a function, or a class called as an outside factory (:mod:`cardenvs.agents.outside`)."""
+    if inspect.isclass(obj):
+        context = {"seed": None, "game": config.game, "num_players": config.num_players}
+        return build_outside_agent(obj, label, {}, context)
+    return OutsideAgent(copy.deepcopy(obj), label)
 
 
 def worker_count(config: EvalConfig) -> tuple[int, str]:
@@ -250,18 +322,32 @@ def worker_map(function: Callable[[Any], Any], jobs: list[Any], workers: int) ->
         yield from pool.map(function, jobs)
 
 
-def run_records(config: EvalConfig) -> list[Record]:
-    """Play every deal in every arrangement, over ``workers`` processes, with a progress bar."""
-    config.validate()
+def run_records(config: EvalConfig, objects: dict[str, Any] | None = None, bar: Any = None) -> list[Record]:
+    """Play every deal in every arrangement, over ``workers`` processes, with a progress bar.
+
+    ``objects``: agent objects by the label that stands for them in ``config.agents`` (:func:`evaluate_agents`);
+    ``bar``: a progress bar to advance instead of a new one (a benchmark's one bar over all its matches).
+    """
+    objects = objects or {}
+    config.validate(objects=objects)
     workers, _ = worker_count(config)
     chunk = max(1, min(50, config.deals // (workers * 4) or 1))
-    jobs = [(config, list(range(i, min(i + chunk, config.deals)))) for i in range(0, config.deals, chunk)]
-    bar = progress_bar(config.deals, config.progress, f"eval {config.game}")
+    jobs = [(config, list(range(i, min(i + chunk, config.deals))), objects) for i in range(0, config.deals, chunk)]
+    own_bar = bar is None
+    bar = progress_bar(config.deals, config.progress, f"eval {config.game}") if own_bar else bar
     records: list[Record] = []
-    for job, result in zip(jobs, worker_map(_play_chunk, jobs, workers), strict=True):
-        records.extend(result)
-        bar.update(len(job[1]))
-    bar.close()
+    try:
+        for job, result in zip(jobs, worker_map(_play_chunk, jobs, workers), strict=True):
+            records.extend(result)
+            bar.update(len(job[1]))
+    except (pickle.PicklingError, AttributeError, TypeError) as error:
+        if not objects or workers == 1 or "pickle" not in str(error).lower():
+            raise
+        raise ValueError(f"agent objects go to the worker processes by pickling, and one cannot be pickled "
+                         f"({error}); define it at the top level of a module, or use workers=1") from None
+    finally:
+        if own_bar:
+            bar.close()
     return records
 
 
@@ -286,10 +372,17 @@ def progress_bar(total: int, enabled: bool, desc: str, unit: str = "deal"):
 
 # ----------------------------------------------------------------- summary
 def summarize(config: EvalConfig, records: list[Record]) -> dict[str, Any]:
-    """Per agent: episodes, wins, win rate with its 95% CI, mean points with CI; a rating table."""
+    """Per agent: episodes, wins, win rate with its 95% CI, mean points with CI, forfeits; a rating table;
+    each agent's time per decision (under ``timing``, the one part that differs between two runs).
+
+    A forfeited episode counts in the win rates (lost by the agent that gave it up) but not in the points or
+    the rating, since it ended before its points were scored.
+    """
     wins: dict[str, float] = defaultdict(float)
     episodes: dict[str, int] = defaultdict(int)
     points: dict[str, list[float]] = defaultdict(list)
+    forfeits: dict[str, list[str]] = defaultdict(list)
+    clock: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])  # seconds, decisions, slowest
     rating = Rating()
     truncated = 0
     decisions = 0
@@ -301,8 +394,15 @@ def summarize(config: EvalConfig, records: list[Record]) -> dict[str, Any]:
             seats = [s for s, a in enumerate(rec.seats) if a == name]
             episodes[name] += 1
             wins[name] += any(s in rec.winner_seats for s in seats)
-            points[name].append(sum(rec.points[s] for s in seats) / len(seats))
-        if len(names) > 1 and not rec.truncated:
+            if rec.forfeit_seat in seats:
+                forfeits[name].append(rec.forfeit_reason)
+            if rec.forfeit_seat is None:
+                points[name].append(sum(rec.points[s] for s in seats) / len(seats))
+            for s in seats if rec.seconds else ():
+                clock[name][0] += rec.seconds[s]
+                clock[name][1] += rec.seat_decisions[s]
+                clock[name][2] = max(clock[name][2], rec.max_seconds[s])
+        if len(names) > 1 and not rec.truncated and rec.forfeit_seat is None:
             teams = [[n] for n in names]
             won = [any(rec.seats[s] == n for s in rec.winner_seats) for n in names]
             if not game_spec(config.game).partnerships:  # rank the others by points (fewer is better)
@@ -315,18 +415,20 @@ def summarize(config: EvalConfig, records: list[Record]) -> dict[str, Any]:
     for name in sorted(episodes, key=lambda n: -wins[n] / episodes[n]):
         n = episodes[name]
         low, high = wilson_interval(wins[name], n)
-        mean, plow, phigh = mean_interval(points[name])
-        table.append(
-            {
-                "agent": name,
-                "episodes": n,
-                "wins": wins[name],
-                "win_rate": wins[name] / n,
-                "win_rate_ci95": [low, high],
-                "mean_points": mean,
-                "mean_points_ci95": [plow, phigh],
-            }
-        )
+        mean, plow, phigh = mean_interval(points[name]) if points[name] else (math.nan,) * 3
+        row = {
+            "agent": name,
+            "episodes": n,
+            "wins": wins[name],
+            "win_rate": wins[name] / n,
+            "win_rate_ci95": [low, high],
+            "mean_points": mean,
+            "mean_points_ci95": [plow, phigh],
+            "forfeits": len(forfeits[name]),
+        }
+        if forfeits[name]:
+            row["forfeit_reasons"] = sorted(set(forfeits[name]))[:5]
+        table.append(row)
     result: dict[str, Any] = {
         "config": asdict(config),
         "episodes": len(records),
@@ -334,6 +436,8 @@ def summarize(config: EvalConfig, records: list[Record]) -> dict[str, Any]:
         "truncated": truncated,
         "points_meaning": _points_meaning(config.game),
         "table": table,
+        "timing": [{"agent": name, "decisions": int(decided), "ms_per_decision": 1000 * spent / max(decided, 1),
+                    "max_ms": 1000 * slowest} for name, (spent, decided, slowest) in sorted(clock.items())],
     }
     if len(episodes) > 2:
         result["rating"] = {
@@ -414,10 +518,21 @@ def format_table(result: dict[str, Any]) -> str:
             lines.append(f"  {labels.get(row['agent'], row['agent']):<{width - 2}} {row['rating']:>8.2f}{sigma}")
         if "fitted_on" in rating:
             lines.append(f"  rating: {rating['fitted_on']}")
+    lines += forfeit_lines(result["table"], labels)
+    if result.get("timing"):
+        lines.append("time per decision: " + ", ".join(
+            f"{labels.get(row['agent'], row['agent'])} {row['ms_per_decision']:.3g} ms (slowest {row['max_ms']:.3g})"
+            for row in result["timing"]))
     shortened = {full: short for full, short in labels.items() if full != short}
     for full, short in shortened.items():
         lines.append(f"{short} = {full}")
     return "\n".join(lines)
+
+
+def forfeit_lines(rows: list[dict[str, Any]], labels: dict[str, str]) -> list[str]:
+    """One line per agent that forfeited episodes: how many, and why (the first distinct reasons)."""
+    return [f"forfeits: {labels.get(row['agent'], row['agent'])} gave up {row['forfeits']} episode(s): "
+            + "; ".join(row["forfeit_reasons"]) for row in rows if row.get("forfeits")]
 
 
 def write_outputs(result: dict[str, Any], records: list[Record], out: str | Path) -> list[str]:
@@ -472,13 +587,63 @@ def plot_win_rates(result: dict[str, Any], path: Path, title: str | None = None,
     return True
 
 
-def evaluate(config: EvalConfig) -> dict[str, Any]:
-    """Run an evaluation; prints the table and writes the files when ``config.out`` is set."""
-    records = run_records(config)
+def evaluate(config: EvalConfig, objects: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Run an evaluation; writes the files when ``config.out`` is set."""
+    records = run_records(config, objects)
     result = summarize(config, records)
     if config.out:
         result["files"] = write_outputs(result, records, config.out)
     return result
+
+
+def evaluate_agents(agents: Sequence[Any], game: str = "ring_rang", **settings: Any) -> dict[str, Any]:
+    """Evaluate a line-up of agent objects and specs, as ``cardenvs eval`` does; the same result it prints.
+
+    ``agents``: specs (``"rules_strong"``) and objects: an :class:`~cardenvs.agents.base.Agent`, any object
+    with ``act(observation) -> int``, a function ``observation -> int``, or a class (called per seat as an
+    outside factory). An object stands in the tables under its ``name`` attribute (else its class or function
+    name); each seat gets its own copy. ``settings`` are the fields of :class:`EvalConfig` (``deals``,
+    ``seed``, ``workers``, ``num_players``, ``unit``, ``gauntlet``, ``out``, ``progress``, ...); the
+    progress bar is off unless asked for. ``format_table(result)`` (or ``format_gauntlet``) prints it.
+
+        result = evaluate_agents([MyAgent(), "rules_strong"], game="ring_rang", deals=200, workers=2)
+        print(format_table(result))
+    """
+    settings.setdefault("progress", False)
+    specs, objects = object_labels(agents, game)
+    config = EvalConfig(game=game, agents=specs, **settings)
+    if config.out:
+        check_writable(config.out)
+    if config.gauntlet:
+        result = run_gauntlet(config, objects)
+        if config.out:
+            result["files"] = write_gauntlet(result, config.out)
+        return result
+    return evaluate(config, objects)
+
+
+def object_labels(agents: Sequence[Any], game: str) -> tuple[list[str], dict[str, Any]]:
+    """The line-up as labels (a spec stays itself) and the objects by their label; a ValueError for a label
+    that would be mistaken for an agent spec or another object."""
+    if isinstance(agents, (str, bytes)) or not isinstance(agents, Sequence):
+        raise ValueError(f"agents: expected a list of agent specs and objects, got {agents!r:.80}")
+    specs: list[str] = []
+    objects: dict[str, Any] = {}
+    for agent in agents:
+        if isinstance(agent, str):
+            specs.append(agent)
+            continue
+        label = getattr(agent, "name", None) if not inspect.isclass(agent) else None
+        if not isinstance(label, str) or label in ("agent", ""):
+            label = getattr(agent, "__name__", None) or type(agent).__name__
+        if ":" in label or "#" in label or label in available_agents(canonical_game(game)):
+            raise ValueError(f"agent object {agent!r:.60}: its label {label!r} reads as an agent spec; "
+                             "give it another name attribute")
+        if label in objects and objects[label] is not agent:
+            raise ValueError(f"two agent objects are both labelled {label!r}; give them distinct name attributes")
+        objects[label] = agent
+        specs.append(label)
+    return specs, objects
 
 
 def check_writable(folder: str | Path, option: str = "--out") -> None:
@@ -495,23 +660,23 @@ def check_writable(folder: str | Path, option: str = "--out") -> None:
 
 
 # ---------------------------------------------------------------- gauntlet
-def run_gauntlet(config: EvalConfig) -> dict[str, Any]:
+def run_gauntlet(config: EvalConfig, objects: dict[str, Any] | None = None) -> dict[str, Any]:
     """``agents[0]`` against each gauntlet agent (two-agent line-ups, same deals); each row and the worst.
 
     The gauntlet (:func:`cardenvs.agents.registry.gauntlet_agents`) is kept out of every training config,
     so these are match-ups the candidate never trained on; a policy is judged by its worst one.
     """
-    config.validate()
+    config.validate(objects=objects or {})
     candidate = config.agents[0]
     rows = []
     for opponent in gauntlet_agents(config.game):
         single = replace(config, agents=[candidate, opponent], gauntlet=False, out=None)
-        table = {row["agent"]: row for row in summarize(single, run_records(single))["table"]}
+        table = {row["agent"]: row for row in summarize(single, run_records(single, objects))["table"]}
         mine_label, label = agent_labels(single.agents)  # "#0"/"#1" added when the candidate is that agent
         mine, theirs = table[mine_label], table[label]
         rows.append({"opponent": label, "episodes": mine["episodes"], "win_rate": mine["win_rate"],
                      "win_rate_ci95": mine["win_rate_ci95"], "mean_points": mine["mean_points"],
-                     "opponent_mean_points": theirs["mean_points"]})
+                     "opponent_mean_points": theirs["mean_points"], "forfeits": mine["forfeits"]})
     worst = min(rows, key=lambda r: r["win_rate"])
     return {"config": asdict(config), "candidate": candidate, "rows": rows, "worst": worst,
             "points_meaning": _points_meaning(config.game)}

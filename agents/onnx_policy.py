@@ -1,0 +1,84 @@
+"""Policies from any framework, as ONNX networks (``onnx:path=FILE``): torch, JAX, TensorFlow, ...
+
+The network maps a batch of observation vectors (``float32[batch, observation size]``, the ``"observation"``
+entry of the PettingZoo observation) to logits over the action space (``[batch, actions]``). The agent masks
+the illegal actions and plays the best (``greedy=true``, default) or samples from the masked softmax
+(``greedy=false``, seeded like every agent). Loading an ONNX file reads data only (a protobuf), never code.
+Needs onnxruntime: ``pip install 'cardenvs[onnx]'``. Exporting a torch policy: ``docs/benchmark.md``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .base import Agent
+
+MISSING = "onnx: needs onnxruntime, which is not installed: pip install 'cardenvs[onnx]'"
+
+
+class OnnxPolicy(Agent):
+    """Plays an ONNX network's masked logits."""
+
+    name = "onnx"
+
+    def __init__(self, path: str, seed: int | None = None, greedy: bool = True, input: str | None = None,
+                 output: str | None = None):
+        super().__init__(seed)
+        try:
+            import onnxruntime
+        except ImportError:
+            raise ValueError(MISSING) from None
+        if not Path(path).is_file():
+            raise ValueError(f"onnx: no file at {path!r}; give path=FILE, an .onnx network")
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = options.inter_op_num_threads = 1  # one row a decision; workers share cores
+        try:
+            self.session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        except Exception as error:  # noqa: BLE001 (onnxruntime raises its own exception types)
+            raise ValueError(f"onnx: cannot load {path!r}: {str(error).splitlines()[0][:200]}") from None
+        inputs, outputs = self.session.get_inputs(), self.session.get_outputs()
+        self.input = input or inputs[0].name
+        self.output = output or outputs[0].name
+        for given, known, kind in ((self.input, inputs, "input"), (self.output, outputs, "output")):
+            if given not in [node.name for node in known]:
+                raise ValueError(f"onnx: {path!r} has no {kind} {given!r}; its {kind}s: "
+                                 f"{', '.join(node.name for node in known)}")
+        self.path = str(path)
+        self.greedy = bool(greedy)
+        self._checked = False
+
+    def logits(self, observations: np.ndarray) -> np.ndarray:
+        batch = np.asarray(observations, np.float32).reshape(-1, np.shape(observations)[-1])
+        try:
+            (out,) = self.session.run([self.output], {self.input: batch})
+        except Exception as error:  # noqa: BLE001
+            raise ValueError(f"onnx: {self.path!r} cannot take observations of size {batch.shape[-1]}: "
+                             f"{str(error).splitlines()[0][:200]}") from None
+        return np.asarray(out, np.float64)
+
+    def act(self, observation: dict[str, np.ndarray]) -> int:
+        mask = np.asarray(observation["action_mask"]).astype(bool)
+        logits = self.logits(observation["observation"])
+        if not self._checked:
+            if logits.shape != (1, mask.size):
+                raise ValueError(f"onnx: {self.path!r} gives logits of shape {logits.shape}; expected (1, "
+                                 f"{mask.size}): one logit per action of the game")
+            self._checked = True
+        logits = np.where(mask, logits[0], -np.inf)
+        if not np.isfinite(logits).any():
+            raise ValueError(f"onnx: {self.path!r} gives no finite logit for a legal action")
+        if self.greedy:
+            return int(np.argmax(logits))
+        weights = np.exp(logits - logits.max())
+        return int(self.rng.choice(weights.size, p=weights / weights.sum()))
+
+
+def make_onnx_policy(path: str | None = None, seed: int | None = None, greedy: bool = True,
+                     input: str | None = None, output: str | None = None, **_: Any) -> OnnxPolicy:
+    """Registry factory of ``onnx:path=FILE[,greedy=false,input=NAME,output=NAME]`` (both games)."""
+    if path is None:
+        raise ValueError("onnx: give the network, e.g. onnx:path=policy.onnx")
+    return OnnxPolicy(str(path), seed=seed, greedy=greedy, input=input, output=output)
