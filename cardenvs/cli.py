@@ -9,6 +9,7 @@ from importlib import import_module
 # command -> (module with main(argv), one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("cardenvs.train.evaluate", "play line-ups of agents on fixed deals; win rates with 95% CIs"),
+    "benchmark": ("cardenvs.train.benchmark", "place any agent on a fixed, versioned protocol: scorecard and rating"),
     "train": ("cardenvs.train.selfplay", "self-play MaskablePPO training from a YAML config (--resume continues)"),
     "train-vector": ("cardenvs.train.vector_ppo", "self-play PPO over the batched torch envs (--resume continues)"),
     "distill": ("cardenvs.train.distill", "fit a policy to a search agent's choices on its own positions"),

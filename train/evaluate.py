@@ -37,8 +37,15 @@ import numpy as np
 
 from cardenvs.agents.base import Agent
 from cardenvs.agents.outside import Forfeit, OutsideAgent, build_outside_agent, checked_action
-from cardenvs.agents.registry import available_agents, check_agent, check_spec, gauntlet_agents, make_agent
-from cardenvs.games import canonical_game, game_spec
+from cardenvs.agents.registry import (
+    OUTSIDE_FORMS,
+    available_agents,
+    check_agent,
+    check_spec,
+    gauntlet_agents,
+    make_agent,
+)
+from cardenvs.games import GAME_NAMES, canonical_game, game_spec
 
 from .config_files import config_from_dict, read_yaml_mapping
 from .stats import Rating, mean_interval, wilson_interval
@@ -735,7 +742,8 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
                         help=f"ring_rang (also ring-rang) or rang (default {d.game})")
     parser.add_argument("--agents", nargs="+", metavar="SPEC",
                         help="agent specs, e.g. random rules_strong; one agent plays itself as X#0 vs X#1 "
-                             f"(default {' '.join(d.agents)})")
+                             f"(default {' '.join(d.agents)}). Agents: {', '.join(agent_names())}; "
+                             f"or {OUTSIDE_FORMS} (docs/benchmark.md)")
     parser.add_argument("--deals", type=int,
                         help=f"deals, each played in every seat arrangement of the line-up (default {d.deals})")
     parser.add_argument("--seed", type=int,
@@ -753,6 +761,11 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
                         help="play the one agent of --agents against every gauntlet agent (evaluation-only "
                              "opponents no training config names); reports each match-up and the worst")
     return parser
+
+
+def agent_names() -> list[str]:
+    """Every agent name of any game, the installed packages' (entry points) included: the help's list."""
+    return sorted({name for game in GAME_NAMES for name in available_agents(game)})
 
 
 def _game_arg(text: str) -> str:

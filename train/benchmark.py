@@ -1,0 +1,424 @@
+"""``cardenvs benchmark``: place any agent on a fixed, versioned protocol, so two results can be compared.
+
+A protocol (``train/protocols/<game>_v<N>.json``) fixes everything a number depends on: the game and its
+seats, the seed (hence the deals), the deal count against each opponent, and the opponent suite (``random``,
+``rules_basic``, ``rules_strong``, every gauntlet agent, the shipped ``trained`` policy, pinned by its
+SHA-256, and PIMC at about 50 ms a decision, as an iteration count so no machine's speed enters).
+The candidate plays a two-agent match against each opponent through the evaluation harness (duplicate
+deals in RING RANG, rotated seats in Rang), and is placed on the protocol's reference ladder: Bradley-Terry
+ratings of the reference agents, fitted once from their own round robin and shipped beside the protocol
+(``<game>_v<N>_ladder.json``), so a new agent is rated without replaying the reference matches.
+
+    cardenvs benchmark --game ring_rang --agent exec:path=examples/bots/random_bot.js --quick --workers 2
+    cardenvs benchmark --game rang --agent mybots.greedy:make_bot --out runs/bench_mybot
+
+The same agent and protocol give the same ``scorecard.json`` and ``scorecard.txt``, byte for byte; only
+``timing.json`` (time per decision, wall seconds) differs between runs. ``--quick`` plays fewer deals (wider
+intervals); ``--deals``, ``--opponents`` or ``--seed`` make a custom run, marked as not comparable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import metadata, resources
+from pathlib import Path
+from typing import Any
+
+from cardenvs.agents.policy import trained_path
+from cardenvs.agents.registry import check_agent
+from cardenvs.games import GAME_NAMES, canonical_game, game_spec
+
+from .evaluate import (
+    EvalConfig,
+    check_writable,
+    display_labels,
+    object_labels,
+    progress_bar,
+    run_records,
+    summarize,
+    worker_count,
+)
+from .stats import ELO, fit_ladder, place_on_ladder
+
+PROTOCOLS = "cardenvs.train.protocols"
+LEVELS = ("full", "quick")
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """One game's benchmark, as its JSON file fixes it."""
+
+    name: str  # "ring_rang-v1"
+    game: str
+    num_players: int
+    unit: str
+    seed: int
+    anchor: str  # the reference agent rated 0
+    opponents: list[dict[str, Any]]  # {"spec", "deals", "quick_deals"}
+    pinned: dict[str, str]  # agent spec -> SHA-256 of the policy file it plays
+    sha256: str  # of the protocol file: the scorecard names exactly what it was measured on
+    ladder: dict[str, Any] | None  # the shipped reference ladder, if built
+
+    def deals(self, opponent: dict[str, Any], level: str) -> int:
+        return int(opponent["quick_deals" if level == "quick" else "deals"])
+
+    @property
+    def specs(self) -> list[str]:
+        return [o["spec"] for o in self.opponents]
+
+
+def _protocol_files(game: str) -> list[Any]:
+    folder = resources.files(PROTOCOLS)
+    prefix = f"{game}_v"
+    found = [f for f in folder.iterdir() if f.name.startswith(prefix) and f.name.endswith(".json")
+             and f.name[len(prefix):-5].isdigit()]
+    return sorted(found, key=lambda f: int(f.name[len(prefix):-5]))
+
+
+def load_protocol(game: str, version_number: int | None = None) -> Protocol:
+    """The protocol of ``game`` (its latest version unless one is named); a ValueError naming what exists."""
+    game = canonical_game(game)
+    files = _protocol_files(game)
+    if not files:
+        raise ValueError(f"no benchmark protocol for {game}")
+    chosen = files[-1] if version_number is None else next(
+        (f for f in files if f.name == f"{game}_v{version_number}.json"), None)
+    if chosen is None:
+        raise ValueError(f"no protocol {game}-v{version_number}; there are: "
+                         f"{', '.join(f.name[:-5].replace('_v', '-v') for f in files)}")
+    text = chosen.read_bytes()
+    data = json.loads(text)
+    ladder_file = chosen.parent / chosen.name.replace(".json", "_ladder.json")
+    ladder = json.loads(ladder_file.read_text()) if ladder_file.is_file() else None
+    return Protocol(data["protocol"], data["game"], data["num_players"], data["unit"], data["seed"],
+                    data["anchor"], data["opponents"], data.get("pinned", {}), hashlib.sha256(text).hexdigest(),
+                    ladder)
+
+
+def check_pins(protocol: Protocol) -> None:
+    """The policies the protocol pinned are the ones installed (else its numbers would not be comparable)."""
+    for spec, expected in protocol.pinned.items():
+        found = hashlib.sha256(trained_path(protocol.game).read_bytes()).hexdigest() if spec == "trained" else None
+        if found != expected:
+            raise ValueError(f"protocol {protocol.name} was fixed with the {spec} policy {expected[:12]}..., and "
+                             f"this install has {str(found)[:12]}...; use the cardenvs release of that protocol")
+
+
+def _version() -> str:
+    try:
+        return metadata.version("cardenvs")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+# ------------------------------------------------------------------ running
+@dataclass
+class BenchmarkSettings:
+    """How to run a protocol: its level, and the custom changes that make a run not comparable."""
+
+    level: str = "full"  # "full" or "quick"
+    workers: int = 1
+    progress: bool = True
+    deals: int | None = None  # custom: this many deals against every opponent
+    opponents: list[str] | None = None  # custom: only these opponents of the suite
+    seed: int | None = None  # custom: a private seed (deals no agent can have looked up)
+
+    @property
+    def custom(self) -> list[str]:
+        return [f"{key}={value if not isinstance(value, list) else ','.join(value)}"
+                for key, value in (("deals", self.deals), ("opponents", self.opponents), ("seed", self.seed))
+                if value is not None]
+
+
+def _plan(protocol: Protocol, settings: BenchmarkSettings) -> list[tuple[str, int]]:
+    """(opponent spec, deals) of every match to play, validated before any deal."""
+    if settings.level not in LEVELS:
+        raise ValueError(f"level: expected one of {LEVELS}, got {settings.level!r}")
+    chosen = protocol.opponents
+    if settings.opponents is not None:
+        unknown = [s for s in settings.opponents if s not in protocol.specs]
+        if unknown or not settings.opponents:
+            raise ValueError(f"--opponents: {', '.join(unknown) or 'none given'}: not in protocol {protocol.name}; "
+                             f"its opponents: {', '.join(protocol.specs)}")
+        chosen = [o for o in protocol.opponents if o["spec"] in settings.opponents]
+    if settings.deals is not None and (isinstance(settings.deals, bool) or not isinstance(settings.deals, int)
+                                       or settings.deals < 1):
+        raise ValueError(f"--deals: expected an int >= 1, got {settings.deals!r}")
+    if settings.seed is not None and (isinstance(settings.seed, bool) or not isinstance(settings.seed, int)
+                                      or settings.seed < 0):
+        raise ValueError(f"--seed: expected an int >= 0, got {settings.seed!r}")
+    return [(o["spec"], settings.deals or protocol.deals(o, settings.level)) for o in chosen]
+
+
+def _match_config(protocol: Protocol, settings: BenchmarkSettings, agents: list[str], deals: int) -> EvalConfig:
+    return EvalConfig(game=protocol.game, agents=agents, deals=deals,
+                      seed=protocol.seed if settings.seed is None else settings.seed,
+                      num_players=protocol.num_players, unit=protocol.unit, workers=settings.workers, progress=False)
+
+
+def _match_row(config: EvalConfig, records: list, opponent: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The candidate's row against one opponent (deterministic part) and its timing (the part that varies)."""
+    summary = summarize(config, records)
+    table = {row["agent"]: row for row in summary["table"]}
+    mine_label, theirs_label = (config.agents if config.agents[0] != config.agents[1]
+                                else [f"{config.agents[0]}#0", f"{config.agents[0]}#1"])
+    mine, theirs = table[mine_label], table[theirs_label]
+    row = {"opponent": opponent, "deals": config.deals, "episodes": mine["episodes"], "wins": mine["wins"],
+           "opponent_wins": theirs["wins"], "win_rate": mine["win_rate"], "win_rate_ci95": mine["win_rate_ci95"],
+           "mean_points": mine["mean_points"], "mean_points_ci95": mine["mean_points_ci95"],
+           "forfeits": mine["forfeits"]}
+    if mine.get("forfeit_reasons"):
+        row["forfeit_reasons"] = mine["forfeit_reasons"]
+    timing = {row["agent"]: row for row in summary["timing"]}
+    return row, {"opponent": opponent, "agent_ms_per_decision": timing[mine_label]["ms_per_decision"],
+                 "agent_max_ms": timing[mine_label]["max_ms"],
+                 "opponent_ms_per_decision": timing[theirs_label]["ms_per_decision"]}
+
+
+def run_benchmark(agent: Any, game: str, settings: BenchmarkSettings | None = None) -> dict[str, Any]:
+    """Play ``agent`` (a spec or an agent object, as :func:`~cardenvs.train.evaluate.evaluate_agents` takes)
+    against the protocol's suite; the scorecard (``"timing"`` holds what varies between runs)."""
+    settings = settings or BenchmarkSettings()
+    protocol = load_protocol(game)
+    plan = _plan(protocol, settings)
+    check_pins(protocol)
+    (candidate,), objects = object_labels([agent], protocol.game)
+    if candidate not in objects:
+        check_agent(candidate, protocol.game, **game_spec(protocol.game).env_info(protocol.num_players))
+    for opponent, _ in plan:
+        check_agent(opponent, protocol.game, **game_spec(protocol.game).env_info(protocol.num_players))
+    bar = progress_bar(sum(d for _, d in plan), settings.progress, f"benchmark {protocol.name}")
+    rows, timing = [], []
+    start = time.perf_counter()
+    try:
+        for opponent, deals in plan:
+            config = _match_config(protocol, settings, [candidate, opponent], deals)
+            began = time.perf_counter()
+            row, clock = _match_row(config, run_records(config, objects, bar=bar), opponent)
+            rows.append(row)
+            timing.append({**clock, "wall_seconds": time.perf_counter() - began})
+    finally:
+        bar.close()
+    card = scorecard(protocol, settings, candidate, rows)
+    card["timing"] = {"matches": timing, "wall_seconds": time.perf_counter() - start,
+                      "workers": worker_count(_match_config(protocol, settings, [candidate, candidate], 10**6))[0]}
+    return card
+
+
+def scorecard(protocol: Protocol, settings: BenchmarkSettings, candidate: str, rows: list[dict]) -> dict[str, Any]:
+    """The deterministic part of a benchmark's result: rows, the worst match-up, the rating on the ladder."""
+    level = "custom" if settings.custom else settings.level
+    card: dict[str, Any] = {
+        "protocol": protocol.name, "protocol_sha256": protocol.sha256, "level": level,
+        "comparable": not settings.custom, "custom": settings.custom, "cardenvs": _version(), "game": protocol.game,
+        "num_players": protocol.num_players, "unit": protocol.unit,
+        "seed": protocol.seed if settings.seed is None else settings.seed, "agent": candidate, "rows": rows,
+        "worst": min(rows, key=lambda r: r["win_rate"])["opponent"],
+    }
+    ladder = (protocol.ladder or {}).get("ratings")
+    if ladder:
+        results = [(ladder[r["opponent"]], r["wins"], r["opponent_wins"]) for r in rows if r["opponent"] in ladder]
+        rating, low, high = place_on_ladder(results)
+        below = [name for name, value in sorted(ladder.items(), key=lambda kv: kv[1]) if value <= rating]
+        above = [name for name, value in sorted(ladder.items(), key=lambda kv: kv[1]) if value > rating]
+        card["rating"] = {"value": round(rating, 1), "ci95": [round(low, 1), round(high, 1)],
+                          "above": below[-1] if below else None, "below": above[0] if above else None,
+                          "scale": f"Bradley-Terry, Elo points ({ELO:.1f} per unit of log-odds), "
+                                   f"{protocol.anchor} = 0",
+                          "ladder": {name: round(value, 1) for name, value in ladder.items()},
+                          "ladder_level": protocol.ladder.get("level")}
+    return card
+
+
+# ----------------------------------------------------------- reference ladder
+def build_ladder(game: str, settings: BenchmarkSettings) -> dict[str, Any]:
+    """Play the protocol's round robin among its reference agents and fit their ratings (random = 0).
+
+    Each pair plays the protocol's deal count of the dearer of the two (``--quick``: its quick count).
+    """
+    protocol = load_protocol(game)
+    check_pins(protocol)
+    plan = dict(_plan(protocol, settings))
+    specs = list(plan)
+    pairs = [(a, b) for i, a in enumerate(specs) for b in specs[i + 1:]]
+    bar = progress_bar(sum(min(plan[a], plan[b]) for a, b in pairs), settings.progress, f"ladder {protocol.name}")
+    matches = []
+    try:
+        for a, b in pairs:
+            config = _match_config(protocol, settings, [a, b], min(plan[a], plan[b]))
+            row, _ = _match_row(config, run_records(config, bar=bar), b)
+            matches.append({"a": a, "b": b, "deals": config.deals, "episodes": row["episodes"],
+                            "a_wins": row["wins"], "b_wins": row["opponent_wins"]})
+    finally:
+        bar.close()
+    ratings = fit_ladder([(m["a"], m["b"], m["a_wins"], m["b_wins"]) for m in matches], protocol.anchor)
+    return {"protocol": protocol.name, "protocol_sha256": protocol.sha256,
+            "level": "custom" if settings.custom else settings.level, "anchor": protocol.anchor,
+            "ratings": {name: round(value, 2) for name, value in sorted(ratings.items(), key=lambda kv: kv[1])},
+            "matches": matches}
+
+
+# ------------------------------------------------------------------- output
+def format_scorecard(card: dict[str, Any]) -> str:
+    """The scorecard as a table (no timings: the text is the same in every run)."""
+    labels = display_labels([card["agent"]])
+    seed_note = f"seed {card['seed']}" + ("" if card["comparable"] else f", CUSTOM ({'; '.join(card['custom'])}): "
+                                          "not comparable with the protocol's scorecards")
+    lines = [f"benchmark {card['protocol']} ({card['level']}), {card['game']} {card['num_players']} players, "
+             f"{seed_note}",
+             f"agent: {labels[card['agent']]}",
+             f"{'opponent':<22} {'deals':>6} {'episodes':>8} {'win rate':>9} {'95% CI':>17} {'points':>8} "
+             f"{'forfeits':>8}"]
+    for row in card["rows"]:
+        lo, hi = row["win_rate_ci95"]
+        lines.append(f"{row['opponent']:<22} {row['deals']:>6} {row['episodes']:>8} {row['win_rate']:>9.3f} "
+                     f"[{lo:.3f}, {hi:.3f}] {row['mean_points']:>8.3f} {row['forfeits']:>8}")
+    worst = next(r for r in card["rows"] if r["opponent"] == card["worst"])
+    lines.append(f"worst match-up: {worst['opponent']} {worst['win_rate']:.3f} "
+                 f"[{worst['win_rate_ci95'][0]:.3f}, {worst['win_rate_ci95'][1]:.3f}]")
+    rating = card.get("rating")
+    if rating:
+        where = " and ".join(part for part in (
+            f"above {rating['above']} ({rating['ladder'][rating['above']]:.0f})" if rating["above"] else "",
+            f"below {rating['below']} ({rating['ladder'][rating['below']]:.0f})" if rating["below"] else "") if part)
+        lines.append(f"rating {rating['value']:.0f} [{rating['ci95'][0]:.0f}, {rating['ci95'][1]:.0f}] on the "
+                     f"{card['protocol']} ladder ({rating['ladder_level']}): {where}")
+        lines.append(f"  scale: {rating['scale']}")
+    for reason_row in card["rows"]:
+        for reason in reason_row.get("forfeit_reasons", []):
+            lines.append(f"forfeit vs {reason_row['opponent']}: {reason}")
+    for full, short in labels.items():
+        if full != short:
+            lines.append(f"{short} = {full}")
+    return "\n".join(lines)
+
+
+def format_timing(card: dict[str, Any]) -> str:
+    timing = card["timing"]
+    parts = [f"{m['opponent']} {m['agent_ms_per_decision']:.3g} ms (slowest {m['agent_max_ms']:.3g})"
+             for m in timing["matches"]]
+    return (f"agent's time per decision: {', '.join(parts)}\n"
+            f"wall {timing['wall_seconds']:.0f} s with {timing['workers']} worker(s)")
+
+
+def write_scorecard(card: dict[str, Any], out: str | Path) -> list[str]:
+    """scorecard.json and scorecard.txt (the same in every run), timing.json, and scorecard.png (matplotlib)."""
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    fixed = {key: value for key, value in card.items() if key != "timing"}
+    (folder / "scorecard.json").write_text(json.dumps(fixed, indent=1, sort_keys=True) + "\n")
+    (folder / "scorecard.txt").write_text(format_scorecard(card) + "\n")
+    (folder / "timing.json").write_text(json.dumps(card.get("timing", {}), indent=1) + "\n")
+    written = ["scorecard.json", "scorecard.txt", "timing.json"]
+    if plot_scorecard(card, folder / "scorecard.png"):
+        written.append("scorecard.png")
+    return written
+
+
+def plot_scorecard(card: dict[str, Any], path: Path) -> bool:
+    """Win rate against each opponent (95% CI) and, where the ladder is shipped, the agent's place on it."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    rows = card["rows"]
+    rating = card.get("rating")
+    fig, axes = plt.subplots(1, 2 if rating else 1, figsize=(11 if rating else 7, 4.2),
+                             gridspec_kw={"width_ratios": [3, 1]} if rating else None, squeeze=False)
+    ax = axes[0][0]
+    rates = [r["win_rate"] for r in rows]
+    errors = [[r["win_rate"] - r["win_rate_ci95"][0] for r in rows],
+              [r["win_rate_ci95"][1] - r["win_rate"] for r in rows]]
+    ax.bar(range(len(rows)), rates, yerr=errors, capsize=5, color="#4477aa")
+    ax.axhline(0.5, color="#999999", linestyle="--", linewidth=1)
+    ax.set_xticks(range(len(rows)), [r["opponent"] for r in rows], rotation=25, ha="right")
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("win rate against (95% CI)")
+    label = display_labels([card["agent"]])[card["agent"]]
+    ax.set_title(f"{label}: {card['protocol']} ({card['level']})")
+    if rating:
+        side = axes[0][1]
+        for name, value in rating["ladder"].items():
+            side.plot([0], [value], "o", color="#999999")
+            side.annotate(name, (0, value), xytext=(8, 0), textcoords="offset points", va="center", fontsize=7)
+        low, high = rating["ci95"]
+        side.errorbar([0], [rating["value"]], yerr=[[rating["value"] - low], [high - rating["value"]]], fmt="D",
+                      color="#cc3311", capsize=5)
+        side.annotate(label, (0, rating["value"]), xytext=(-8, 0), textcoords="offset points", va="center",
+                      ha="right", fontsize=8, color="#cc3311")
+        side.set_xlim(-1, 1.6)
+        side.set_xticks([])
+        side.set_ylabel("rating (random = 0)")
+        side.set_title("on the reference ladder")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
+
+
+# ---------------------------------------------------------------------- CLI
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cardenvs benchmark", description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog="Forms of --agent: docs/benchmark.md. Protocols: "
+                                            + ", ".join(f"{g}-v{len(_protocol_files(g))}" for g in GAME_NAMES))
+    parser.add_argument("--game", required=True, help=f"{' or '.join(GAME_NAMES)}")
+    parser.add_argument("--agent", help="the agent to place: a registered name, module.path:attr, "
+                                        "exec:path=PROGRAM, onnx:path=FILE, policy:path=FILE.npz, ...")
+    parser.add_argument("--quick", action="store_true", help="the protocol's quick deal counts (minutes)")
+    parser.add_argument("--out", help="folder for scorecard.json/txt/png and timing.json")
+    parser.add_argument("--workers", type=int, default=1, help="processes (2 uses both cores of a 2-core machine)")
+    parser.add_argument("--no-progress", action="store_false", dest="progress", help="no progress bar")
+    parser.add_argument("--deals", type=int, help="custom: this many deals against each opponent (not comparable)")
+    parser.add_argument("--opponents", help="custom: a comma-separated subset of the suite (not comparable)")
+    parser.add_argument("--seed", type=int, help="custom: a private seed, for deals nobody could have looked up "
+                                                  "(not comparable)")
+    parser.add_argument("--build-ladder", action="store_true",
+                        help="play the reference agents' round robin and write the ladder (maintainers)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    settings = BenchmarkSettings(level="quick" if args.quick else "full", workers=args.workers,
+                                 progress=args.progress, deals=args.deals, seed=args.seed,
+                                 opponents=args.opponents.split(",") if args.opponents else None)
+    try:
+        if args.workers < 1:
+            raise ValueError(f"--workers: expected an int >= 1, got {args.workers}")
+        if args.build_ladder == bool(args.agent):
+            raise ValueError("give --agent SPEC (or, to rebuild the reference ladder, --build-ladder)")
+        if args.out:
+            check_writable(args.out)
+        if args.build_ladder:
+            ladder = build_ladder(args.game, settings)
+            out = Path(args.out) if args.out else Path(".")
+            target = out / f"{canonical_game(args.game)}_v{ladder['protocol'].rsplit('-v', 1)[1]}_ladder.json"
+            target.write_text(json.dumps(ladder, indent=1) + "\n")
+            print("\n".join(f"{name:<24} {value:>8.1f}" for name, value in ladder["ratings"].items()))
+            print(f"wrote {target}")
+            return 0
+        card = run_benchmark(args.agent, args.game, settings)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(format_scorecard(card))
+    print(format_timing(card))
+    if args.out:
+        written = write_scorecard(card, args.out)
+        print(f"wrote {', '.join(f'{args.out}/{name}' for name in written)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
