@@ -42,7 +42,7 @@ BOTS = {
     "good": LOOP + "    print(message['legal'][0], flush=True)\n",
     "crash": LOOP + "    if acts == 3: sys.exit(3)\n    print(message['legal'][0], flush=True)\n",
     "slow": LOOP + "    if acts == 3: time.sleep(30)\n    print(message['legal'][0], flush=True)\n",
-    "garbage": LOOP + "    print('hello, I think it is a nice card' if acts == 2 else message['legal'][0], flush=True)\n",
+    "garbage": LOOP + "    print('hello, a nice card' if acts == 2 else message['legal'][0], flush=True)\n",
     "illegal": LOOP + "    bad = [i for i, m in enumerate(message['action_mask']) if not m]\n"
                       "    print(bad[0] if acts == 2 else message['legal'][0], flush=True)\n",
     "flood": LOOP + "    sys.stdout.write('7' * 200000); sys.stdout.flush(); time.sleep(30)\n",

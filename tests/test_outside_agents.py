@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -79,7 +80,7 @@ def test_every_form_of_import_path_plays(bots, spec, kind):
     inner = agent.inner
     assert (inner.__name__ == "lowest") if kind == "function" else type(inner).__name__ == kind
     result = evaluate_agents([spec, "random"], game="rang", num_players=3, deals=2)
-    assert result["episodes"] == 2 * 3 and sum(row["forfeits"] for row in result["table"]) == 0
+    assert result["episodes"] == 2 * 6 and sum(row["forfeits"] for row in result["table"]) == 0
 
 
 def test_the_factory_gets_seed_game_players_and_parameters(bots):
@@ -99,7 +100,7 @@ def test_bad_import_paths_are_one_line_errors(bots):
              "mybots:lowest:depth=3": "a policy function takes no parameters",
              "mybots:make_nothing": "has no act(observation) method"}
     for spec, message in cases.items():
-        with pytest.raises(ValueError, match=message) as error:
+        with pytest.raises(ValueError, match=re.escape(message)) as error:
             make_agent(spec, "ring_rang", seed=0)
         assert "\n" not in str(error.value)
     (bots / "broken_bot.py").write_text("raise RuntimeError('boom at import')\n")
@@ -224,10 +225,10 @@ def test_registry_lists_the_outside_forms_when_a_name_is_unknown():
 def test_docs_example_runs(tmp_path):
     """docs/benchmark.md's Python example, as written there."""
     text = (Path(__file__).resolve().parent.parent / "docs" / "benchmark.md").read_text()
-    example = text.split("```python\n", 1)[1].split("```", 1)[0]
+    example = text.split("## From Python", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
     assert len(example.strip().splitlines()) <= 20
     script = tmp_path / "example.py"
-    script.write_text(example.replace("deals=200", "deals=4").replace("workers=2", "workers=1"))
+    script.write_text(example.replace("deals=200", "deals=4"))
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert "win rate" in out.stdout
