@@ -370,7 +370,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cardenvs benchmark", description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog="Forms of --agent: docs/benchmark.md. Protocols: "
-                                            + ", ".join(f"{g}-v{len(_protocol_files(g))}" for g in GAME_NAMES))
+                                            + ", ".join(load_protocol(g).name for g in GAME_NAMES))
     parser.add_argument("--game", required=True, help=f"{' or '.join(GAME_NAMES)}")
     parser.add_argument("--agent", help="the agent to place: a registered name, module.path:attr, "
                                         "exec:path=PROGRAM, onnx:path=FILE, policy:path=FILE.npz, ...")
