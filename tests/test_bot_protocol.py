@@ -105,6 +105,11 @@ def test_a_misbehaving_bot_forfeits_and_leaves_no_process(bot, kind, reason, wor
     assert time.perf_counter() - start < 120
 
 
+def test_a_bot_runs_the_gauntlet(bot):
+    result = evaluate_agents([f"exec:path={bot('good')}"], game="ring_rang", deals=1, gauntlet=True, workers=2)
+    assert len(result["rows"]) == 4 and all(row["forfeits"] == 0 for row in result["rows"])
+
+
 def test_the_bots_children_are_stopped_too(bot):
     spec = f"exec:path={bot('forker')}"
     result = evaluate_agents([spec, "random"], game="rang", deals=2)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -208,12 +209,18 @@ def test_entry_points_are_named_like_built_in_agents(plugin):
     assert {row["agent"] for row in result["table"]} == {"mybot", "rules_basic"}
 
 
-def test_entry_points_show_in_help(plugin, capsys):
+def test_entry_points_show_in_help_and_play_from_the_command_line(plugin, bots, capsys):
     from cardenvs.train import evaluate
 
     with pytest.raises(SystemExit):
         evaluate.main(["--help"])
     assert "mybot" in capsys.readouterr().out
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(bots), *sys.path])}
+    out = subprocess.run([sys.executable, "-m", "cardenvs.cli", "eval", "--game", "rang", "--agents", "mybot:depth=2",
+                          "--gauntlet", "--deals", "1", "--workers", "2", "--no-progress"], env=env, cwd=bots,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "rang gauntlet: mybot:depth=2 vs each" in out.stdout
 
 
 def test_registry_lists_the_outside_forms_when_a_name_is_unknown():
