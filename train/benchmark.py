@@ -347,9 +347,14 @@ def plot_scorecard(card: dict[str, Any], path: Path) -> bool:
     ax.set_title(f"{label}: {card['protocol']} ({card['level']})")
     if rating:
         side = axes[0][1]
-        for name, value in rating["ladder"].items():
+        ladder = sorted(rating["ladder"].items(), key=lambda kv: kv[1])
+        values = [value for _, value in ladder] + list(rating["ci95"])
+        gap, placed = (max(values) - min(values)) / 22 or 1.0, []
+        for name, value in ladder:  # labels spread so that close ratings stay readable
+            placed.append(max(value, placed[-1] + gap) if placed else value)
             side.plot([0], [value], "o", color="#999999")
-            side.annotate(name, (0, value), xytext=(8, 0), textcoords="offset points", va="center", fontsize=7)
+            side.annotate(name, (0, value), xytext=(0.25, placed[-1]), textcoords="data", va="center", fontsize=7,
+                          arrowprops={"arrowstyle": "-", "color": "#cccccc", "lw": 0.5})
         low, high = rating["ci95"]
         side.errorbar([0], [rating["value"]], yerr=[[rating["value"] - low], [high - rating["value"]]], fmt="D",
                       color="#cc3311", capsize=5)
