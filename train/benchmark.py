@@ -34,9 +34,11 @@ from cardenvs.agents.policy import trained_path
 from cardenvs.agents.registry import check_agent
 from cardenvs.games import GAME_NAMES, canonical_game, game_spec
 
+from .cluster import check_ray_address, cluster_cpus
 from .evaluate import (
     EvalConfig,
     check_writable,
+    chunk_subfolder,
     display_labels,
     object_labels,
     progress_bar,
@@ -125,6 +127,8 @@ class BenchmarkSettings:
     level: str = "full"  # "full" or "quick"
     workers: int = 1
     progress: bool = True
+    ray_address: str | None = None  # the matches' deals as Ray tasks on this cluster (docs/scale_out.md)
+    chunks: str | None = None  # folder of finished chunks, one subfolder per match: a rerun resumes
     deals: int | None = None  # custom: this many deals against every opponent
     opponents: list[str] | None = None  # custom: only these opponents of the suite
     seed: int | None = None  # custom: a private seed (deals no agent can have looked up)
@@ -159,7 +163,8 @@ def _plan(protocol: Protocol, settings: BenchmarkSettings) -> list[tuple[str, in
 def _match_config(protocol: Protocol, settings: BenchmarkSettings, agents: list[str], deals: int) -> EvalConfig:
     return EvalConfig(game=protocol.game, agents=agents, deals=deals,
                       seed=protocol.seed if settings.seed is None else settings.seed,
-                      num_players=protocol.num_players, unit=protocol.unit, workers=settings.workers, progress=False)
+                      num_players=protocol.num_players, unit=protocol.unit, workers=settings.workers, progress=False,
+                      ray_address=settings.ray_address, chunks=chunk_subfolder(settings.chunks, "_vs_".join(agents)))
 
 
 def _match_row(config: EvalConfig, records: list, opponent: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -207,7 +212,9 @@ def run_benchmark(agent: Any, game: str, settings: BenchmarkSettings | None = No
         bar.close()
     card = scorecard(protocol, settings, candidate, rows)
     card["timing"] = {"matches": timing, "wall_seconds": time.perf_counter() - start,
-                      "workers": worker_count(_match_config(protocol, settings, [candidate, candidate], 10**6))[0]}
+                      "workers": (cluster_cpus(settings.ray_address) if settings.ray_address  # the cluster's CPUs
+                                  else worker_count(_match_config(protocol, settings, [candidate, candidate],
+                                                                  10**6))[0])}
     return card
 
 
@@ -382,6 +389,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--quick", action="store_true", help="the protocol's quick deal counts (minutes)")
     parser.add_argument("--out", help="folder for scorecard.json/txt/png and timing.json")
     parser.add_argument("--workers", type=int, default=1, help="processes (2 uses both cores of a 2-core machine)")
+    parser.add_argument("--ray-address", dest="ray_address", metavar="ADDRESS|auto|local",
+                        help="play the deals as Ray tasks on a cluster (docs/scale_out.md)")
+    parser.add_argument("--chunks", metavar="FOLDER", help="save finished chunks of deals there; a rerun with "
+                                                           "the same folder plays only the rest")
     parser.add_argument("--no-progress", action="store_false", dest="progress", help="no progress bar")
     parser.add_argument("--deals", type=int, help="custom: this many deals against each opponent (not comparable)")
     parser.add_argument("--opponents", help="custom: a comma-separated subset of the suite (not comparable)")
@@ -396,10 +407,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     settings = BenchmarkSettings(level="quick" if args.quick else "full", workers=args.workers,
                                  progress=args.progress, deals=args.deals, seed=args.seed,
+                                 ray_address=args.ray_address, chunks=args.chunks,
                                  opponents=args.opponents.split(",") if args.opponents else None)
     try:
         if args.workers < 1:
             raise ValueError(f"--workers: expected an int >= 1, got {args.workers}")
+        check_ray_address(args.ray_address)
         if args.build_ladder == bool(args.agent):
             raise ValueError("give --agent SPEC (or, to rebuild the reference ladder, --build-ladder)")
         if args.out:

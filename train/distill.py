@@ -47,8 +47,9 @@ from cardenvs.agents.policy import PolicyAgent, load_policy, policy_arrays, poli
 from cardenvs.agents.registry import make_agent
 from cardenvs.games import game_spec
 
+from .cluster import check_ray_address, fan_out, local_spec, shipped_files
 from .config_files import check_game_config, check_network, config_from_dict, read_yaml_mapping
-from .evaluate import EvalConfig, deal_options, make_env, progress_bar, worker_map
+from .evaluate import EvalConfig, deal_options, make_env, progress_bar
 
 
 @dataclass
@@ -64,6 +65,7 @@ class DistillConfig:
     seed: int = 1000  # the deals and every random choice
     num_players: int = 4  # Rang only
     workers: int = 2
+    ray_address: str | None = None  # label the chunks as Ray tasks on this cluster (docs/scale_out.md)
     epochs: int = 8
     learning_rate: float = 3e-4
     minibatch_size: int = 512
@@ -83,6 +85,7 @@ class DistillConfig:
                                                "torch_threads"))
         if not self.student or not Path(self.student).is_file():
             raise ValueError(f"student: no policy file {self.student!r}")
+        check_ray_address(self.ray_address)
         if not self.learning_rate > 0:
             raise ValueError(f"learning_rate: expected > 0, got {self.learning_rate!r}")
         teacher = make_agent(self.teacher, self.game, seed=0, **spec.env_info(self.num_players))  # a bad spec fails
@@ -108,16 +111,28 @@ class DistillConfig:
 
 
 # ------------------------------------------------------------ positions and labels
+def chunk_path(config: DistillConfig, index: int) -> Path:
+    return Path(config.run_dir) / "labels" / f"chunk_{index:05d}.npz"
+
+
 def label_chunk(args: tuple[DistillConfig, int]) -> Path:
     """Play the deals of chunk ``index`` with the student, label every decision with the teacher, save them."""
     config, index = args
-    out = Path(config.run_dir) / "labels" / f"chunk_{index:05d}.npz"
-    if out.exists():
-        return out
+    out = chunk_path(config, index)
+    if not out.exists():
+        save_chunk(out, label_arrays((config, index, load_policy(config.student), {})))
+    return out
+
+
+def label_arrays(args: tuple[DistillConfig, int, dict[str, np.ndarray], dict[str, Any]]) -> dict[str, np.ndarray]:
+    """The labelled positions of chunk ``index``: a worker's or a Ray task's job. The student's arrays and the
+    files the teacher's spec names (:func:`~cardenvs.train.cluster.shipped_files`) come with the job, so a
+    node needs neither on its disk; the chunk is saved where the run is (:func:`collect`)."""
+    config, index, student_weights, files = args
     eval_config = EvalConfig(game=config.game, num_players=config.num_players, seed=config.seed)
     env = make_env(eval_config)
-    student = PolicyAgent(path=config.student, greedy=False, game=config.game)
-    teacher = make_agent(config.teacher, config.game, seed=None, **config.env_info())
+    student = PolicyAgent(weights=student_weights, greedy=False, game=config.game)
+    teacher = make_agent(local_spec(config.teacher, files), config.game, seed=None, **config.env_info())
     observations, masks, labels, values = [], [], [], []
     no_values = np.full(env.action_space(env.possible_agents[0]).n, np.nan, np.float32)
     first = index * config.chunk
@@ -145,24 +160,35 @@ def label_chunk(args: tuple[DistillConfig, int]) -> Path:
             if hasattr(teacher, "played"):
                 teacher.played(move)
             env.step(move)
+    return {"observation": np.array(observations), "mask": np.array(masks),
+            "label": np.array(labels, dtype=np.int16), "value": np.array(values, dtype=np.float32)}
+
+
+def save_chunk(out: Path, arrays: dict[str, np.ndarray]) -> None:
+    """Write a chunk's arrays whole (a temporary file renamed), so a stopped run never leaves half a chunk."""
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".tmp.npz")
-    np.savez_compressed(tmp, observation=np.array(observations), mask=np.array(masks),
-                        label=np.array(labels, dtype=np.int16), value=np.array(values, dtype=np.float32))
+    np.savez_compressed(tmp, **arrays)
     tmp.replace(out)
-    return out
 
 
 def collect(config: DistillConfig, progress: bool = True) -> list[Path]:
-    """Every chunk of the run (those already saved are kept), with a progress bar."""
+    """Every chunk of the run, with a progress bar: those already saved are kept, the others labelled over
+    ``workers`` processes or the Ray cluster at ``ray_address`` and saved here as each completes."""
     (Path(config.run_dir) / "labels").mkdir(parents=True, exist_ok=True)
-    jobs = [(config, i) for i in range(-(-config.deals // config.chunk))]
-    bar = progress_bar(len(jobs), progress, "label chunks", unit="chunk")
-    paths = []
-    for path in worker_map(label_chunk, jobs, config.workers):
-        paths.append(path)
-        bar.update(1)
-    bar.close()
+    paths = [chunk_path(config, i) for i in range(-(-config.deals // config.chunk))]
+    missing = [i for i, path in enumerate(paths) if not path.exists()]
+    student = load_policy(config.student)
+    files = shipped_files([config.teacher]) if config.ray_address else {}
+    jobs = [(config, i, student, files) for i in missing]
+    bar = progress_bar(len(paths), progress, "label chunks", unit="chunk")
+    bar.update(len(paths) - len(missing))
+    try:
+        for index, arrays in fan_out(label_arrays, jobs, config.workers, config.ray_address):
+            save_chunk(paths[missing[index]], arrays)
+            bar.update(1)
+    finally:
+        bar.close()
     return paths
 
 
@@ -286,14 +312,20 @@ def fit(config: DistillConfig, paths: list[Path]) -> Path:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="cardenvs distill", description=__doc__.splitlines()[0])
     parser.add_argument("--config", required=True, help="YAML file with the fields of DistillConfig")
+    parser.add_argument("--ray-address", dest="ray_address", metavar="ADDRESS|auto|local",
+                        help="override: label the chunks as Ray tasks on this cluster (docs/scale_out.md)")
     parser.add_argument("--no-progress", action="store_false", dest="progress")
     args = parser.parse_args(argv)
     try:
-        config = config_from_dict(read_yaml_mapping(args.config, "distill config"), args.config, DistillConfig)
+        data = read_yaml_mapping(args.config, "distill config")
+        if args.ray_address:
+            data["ray_address"] = args.ray_address
+        config = config_from_dict(data, args.config, DistillConfig)
+        paths = fit_labels(config, args.progress)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    policy = fit(config, fit_labels(config, args.progress))
+    policy = fit(config, paths)
     print(f"wrote {policy} ({Path(config.run_dir) / 'fit.csv'})")
     return 0
 

@@ -27,8 +27,7 @@ import pickle
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -47,6 +46,17 @@ from cardenvs.agents.registry import (
 )
 from cardenvs.games import GAME_NAMES, canonical_game, game_spec
 
+from .cluster import (  # noqa: F401 (one_blas_thread, worker_map: re-exported, their home before cluster.py)
+    RAY_EXTRA,
+    check_ray_address,
+    cluster_cpus,
+    fan_out,
+    file_digests,
+    local_spec,
+    one_blas_thread,
+    shipped_files,
+    worker_map,
+)
 from .config_files import config_from_dict, read_yaml_mapping
 from .stats import Rating, mean_interval, wilson_interval
 
@@ -62,6 +72,8 @@ class EvalConfig:
     num_players: int = 4  # Rang only
     unit: str = "deal"  # "deal": one round/deal per episode; "game": whole games (RING RANG) / matches (Rang)
     workers: int = 1  # processes; 2 uses both cores of the reference machine
+    ray_address: str | None = None  # run the chunks as Ray tasks: ADDRESS, "auto" or "local" (docs/scale_out.md)
+    chunks: str | None = None  # folder of finished chunks: saved as they complete, a rerun plays only the rest
     out: str | None = None  # folder for results.json, results.csv and results.png
     progress: bool = True
     env_kwargs: dict[str, Any] = field(default_factory=dict)  # extra constructor kwargs of the env
@@ -90,6 +102,9 @@ class EvalConfig:
         for name, value, low in bounds:
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
                 raise ValueError(f"{name}: expected an int >= {low}, got {value!r}")
+        check_ray_address(self.ray_address)
+        if self.chunks is not None and (not isinstance(self.chunks, str) or not self.chunks):
+            raise ValueError(f"chunks: expected a folder, got {self.chunks!r}")
         if self.unit not in ("deal", "game"):
             raise ValueError(f"unit: expected 'deal' or 'game', got {self.unit!r}")
         game_spec(self.game).check_players(self.num_players)
@@ -252,8 +267,9 @@ def _outcome(config: EvalConfig, seats: list[str], episode: Episode) -> tuple[li
     return rewards, winners
 
 
-def _play_chunk(args: tuple[EvalConfig, list[int], dict[str, Any]]) -> list[Record]:
-    config, deals, objects = args
+def _play_chunk(args: tuple[EvalConfig, list[int], dict[str, Any], dict[str, Any]]) -> list[Record]:
+    """The records of ``deals``: the job of a worker process or a Ray task (``files``: :func:`shipped_files`)."""
+    config, deals, objects, files = args
     env = make_env(config)
     layouts = arrangements(config)
     extra = game_spec(config.game).env_info(config.num_players)
@@ -269,7 +285,7 @@ def _play_chunk(args: tuple[EvalConfig, list[int], dict[str, Any]]) -> list[Reco
                     if agent is None:
                         spec = spec_of(label)
                         agent = (object_agent(objects[spec], spec, config) if spec in objects
-                                 else make_agent(spec, config.game, seed=None, **extra))
+                                 else make_agent(local_spec(spec, files), config.game, seed=None, **extra))
                         cache[(label, seat)] = agent
                     agent.reset(seed=int(np.random.SeedSequence([config.seed, deal, index, seat]).generate_state(1)[0]))
                     agents.append(agent)
@@ -307,55 +323,103 @@ def worker_count(config: EvalConfig) -> tuple[int, str]:
     return workers, f"workers: {config.workers} capped at {workers} ({limit})"
 
 
-def one_blas_thread() -> None:
-    """Worker processes share the cores, so each gets one BLAS thread.
-
-    A policy acting for a batch of worlds at once (``pimc:rollout=trained``) multiplies large matrices; in
-    forked workers each BLAS would start a thread per core, and two such workers ran 4.3 times slower on
-    2 cores than with one thread each. One row at a time (a policy playing) is too small to be threaded.
-    """
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(1)
-
-
-def worker_map(function: Callable[[Any], Any], jobs: list[Any], workers: int) -> Iterator[Any]:
-    """``function`` of each job, in order: in this process when ``workers`` is 1, else over up to ``workers``
-    processes (no more than the jobs), one BLAS thread each (:func:`one_blas_thread`)."""
-    if workers == 1:
-        yield from map(function, jobs)
-        return
-    with ProcessPoolExecutor(min(workers, len(jobs)), initializer=one_blas_thread) as pool:
-        yield from pool.map(function, jobs)
-
-
 def run_records(config: EvalConfig, objects: dict[str, Any] | None = None, bar: Any = None) -> list[Record]:
-    """Play every deal in every arrangement, over ``workers`` processes, with a progress bar.
+    """Play every deal in every arrangement, over ``workers`` processes or a Ray cluster, with a progress bar.
 
     ``objects``: agent objects by the label that stands for them in ``config.agents`` (:func:`evaluate_agents`);
     ``bar``: a progress bar to advance instead of a new one (a benchmark's one bar over all its matches).
+    With ``config.chunks``, each chunk's records are saved there as it completes and the deals already saved
+    are not played again (:class:`ChunkFolder`).
     """
     objects = objects or {}
     config.validate(objects=objects)
-    workers, _ = worker_count(config)
-    chunk = max(1, min(50, config.deals // (workers * 4) or 1))
-    jobs = [(config, list(range(i, min(i + chunk, config.deals))), objects) for i in range(0, config.deals, chunk)]
+    folder = ChunkFolder(config.chunks, config) if config.chunks else None
+    done = folder.load() if folder else {}
+    missing = [deal for deal in range(config.deals) if deal not in done]
+    parallel = cluster_cpus(config.ray_address) if config.ray_address else worker_count(config)[0]
+    chunk = max(1, min(50, config.deals // (parallel * 4) or 1))
+    # the files agents name by path= travel with Ray tasks, read here: the nodes need no shared disk
+    files = shipped_files(spec_of(a) for a in config.agents) if config.ray_address else {}
+    jobs = [(config, missing[i:i + chunk], objects, files) for i in range(0, len(missing), chunk)]
     own_bar = bar is None
     bar = progress_bar(config.deals, config.progress, f"eval {config.game}") if own_bar else bar
-    records: list[Record] = []
+    bar.update(len(done))
     try:
-        for job, result in zip(jobs, worker_map(_play_chunk, jobs, workers), strict=True):
-            records.extend(result)
-            bar.update(len(job[1]))
+        for index, result in fan_out(_play_chunk, jobs, parallel, config.ray_address):
+            for deal in jobs[index][1]:
+                done[deal] = []
+            for record in result:
+                done[record.deal].append(record)
+            if folder:
+                folder.save(jobs[index][1], result)
+            bar.update(len(jobs[index][1]))
     except (pickle.PicklingError, AttributeError, TypeError) as error:
-        if not objects or workers == 1 or "pickle" not in str(error).lower():
+        if not objects or parallel == 1 or "pickle" not in str(error).lower():
             raise
         raise ValueError(f"agent objects go to the worker processes by pickling, and one cannot be pickled "
                          f"({error}); define it at the top level of a module, or use workers=1") from None
     finally:
         if own_bar:
             bar.close()
-    return records
+    return [record for deal in range(config.deals) for record in done[deal]]
+
+
+def chunk_subfolder(chunks: str | None, match: str) -> str | None:
+    """The chunk folder of one match of a run of several (gauntlet, benchmark): a subfolder named after it."""
+    if not chunks:
+        return None
+    return str(Path(chunks) / "".join(c if c.isalnum() or c in "-_.=" else "_" for c in match)[:80])
+
+
+class ChunkFolder:
+    """Where a resumable run keeps its finished chunks: ``run.json`` (what the run is) and one
+    ``deals_<first>-<last>.json`` per chunk (its records, data only), each written whole as it completes.
+
+    A run given a folder that holds chunks of the same run (same game, agents, seed, players, unit, env
+    arguments and agent files) plays only the deals not saved yet; a folder of another run is refused.
+    ``deals`` is not part of the identity: a run with more deals keeps the first ones.
+    """
+
+    def __init__(self, path: str | Path, config: EvalConfig):
+        self.path = Path(path)
+        self.identity = {"game": config.game, "agents": list(config.agents), "seed": config.seed,
+                         "num_players": config.num_players, "unit": config.unit, "env_kwargs": config.env_kwargs,
+                         "files": file_digests(spec_of(a) for a in config.agents)}
+
+    def load(self) -> dict[int, list[Record]]:
+        """The saved records by deal; writes run.json in a new folder, refuses a folder of another run."""
+        check_writable(self.path, "--chunks")
+        marker = self.path / "run.json"
+        if not marker.exists():
+            if any(self.path.glob("deals_*.json")):
+                raise ValueError(f"--chunks {self.path}: holds chunks but no run.json; give an empty folder")
+            marker.write_text(json.dumps(self.identity, indent=1) + "\n")
+            return {}
+        try:
+            saved = json.loads(marker.read_text())
+        except ValueError:
+            saved = None
+        if saved != json.loads(json.dumps(self.identity)):
+            raise ValueError(f"--chunks {self.path}: holds chunks of another run ({marker} differs from this "
+                             "run's game, agents, seed, players, unit, env arguments or agent files); "
+                             "give another folder")
+        records: dict[int, list[Record]] = {}
+        for file in sorted(self.path.glob("deals_*.json")):
+            try:
+                data = json.loads(file.read_text())
+                chunk = {int(deal): [Record(**r) for r in data["records"] if r["deal"] == deal]
+                         for deal in data["deals"]}
+            except (ValueError, KeyError, TypeError) as error:
+                raise ValueError(f"--chunks {self.path}: cannot read {file.name} ({error}); delete it to play "
+                                 "its deals again") from None
+            records.update(chunk)
+        return records
+
+    def save(self, deals: list[int], records: list[Record]) -> None:
+        target = self.path / f"deals_{deals[0]:07d}-{deals[-1]:07d}.json"
+        partial = target.with_name(f".{target.name}.partial")
+        partial.write_text(json.dumps({"deals": deals, "records": [asdict(r) for r in records]}))
+        partial.replace(target)
 
 
 class _NoBar:
@@ -677,7 +741,8 @@ def run_gauntlet(config: EvalConfig, objects: dict[str, Any] | None = None) -> d
     candidate = config.agents[0]
     rows = []
     for opponent in gauntlet_agents(config.game):
-        single = replace(config, agents=[candidate, opponent], gauntlet=False, out=None)
+        single = replace(config, agents=[candidate, opponent], gauntlet=False, out=None,
+                         chunks=chunk_subfolder(config.chunks, opponent))
         table = {row["agent"]: row for row in summarize(single, run_records(single, objects))["table"]}
         mine_label, label = agent_labels(single.agents)  # "#0"/"#1" added when the candidate is that agent
         mine, theirs = table[mine_label], table[label]
@@ -754,6 +819,13 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
                         help=f"deal: one round/deal per episode; game: whole games/matches (default {d.unit})")
     parser.add_argument("--workers", type=int,
                         help=f"processes, capped at the deals and the CPU cores (default {d.workers})")
+    parser.add_argument("--ray-address", dest="ray_address", metavar="ADDRESS|auto|local",
+                        help="run the chunks of deals as Ray tasks on a cluster instead of --workers processes: "
+                             "its address, auto (the cluster `ray start` made here) or local (a Ray started "
+                             f"for this run); needs {RAY_EXTRA} (docs/scale_out.md)")
+    parser.add_argument("--chunks", metavar="FOLDER",
+                        help="save each chunk of deals there as it completes; run again with the same folder to "
+                             "play only the deals not saved yet (a stopped or preempted run resumes)")
     parser.add_argument("--out", help="folder for results.json/csv/png (default: print only)")
     parser.add_argument("--no-progress", action="store_false", dest="progress", default=None,
                         help="no progress bar")
@@ -793,7 +865,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     workers, capped = worker_count(config)
-    if capped:
+    if capped and not config.ray_address:
         print(f"note: {capped}", file=sys.stderr)
     if args.agents and len(args.agents) == 1 and not config.gauntlet:
         print(f"note: {config.agents[0]} plays itself, as {config.agents[0]}#0 and #1", file=sys.stderr)
