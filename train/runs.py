@@ -180,8 +180,12 @@ def evaluate_policy(config: Any, policy_path: Path) -> list[dict[str, Any]]:
 
 
 def plot_curve(curve_csv: Path, out: Path, title: str) -> None:
-    """Win rate (95% CI band) against each evaluation opponent over training steps."""
-    import matplotlib
+    """Win rate (95% CI band) against each evaluation opponent over training steps; nothing without matplotlib
+    (the [ray] venv, where ``cardenvs exploit`` trains too: curve.csv holds the numbers)."""
+    try:
+        import matplotlib
+    except ImportError:
+        return
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -544,9 +544,28 @@ def load_league(path: Path) -> list[Snapshot]:
 
 
 # --------------------------------------------------------------------- run
+class _NoTensorBoard:
+    """Stands in for tensorboard's SummaryWriter where tensorboard is not installed."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        pass
+
+    def add_text(self, *args, **kwargs) -> None:
+        pass
+
+    def add_scalar(self, *args, **kwargs) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
 def train(config: VectorPPOConfig, resume: bool = False) -> Path:
     """Train (or resume) the run of ``config``; returns the exported policy's path."""
-    from torch.utils.tensorboard import SummaryWriter
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError:  # the [ray] venv (cardenvs exploit there) has no tensorboard; curve.csv has every number
+        SummaryWriter = _NoTensorBoard  # noqa: N806
 
     torch.set_num_threads(config.torch_threads)
     device = torch.device(config.device)
