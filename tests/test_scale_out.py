@@ -140,6 +140,7 @@ def cluster():
     before = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(TESTS), before) if p)
     sys.path.insert(0, str(TESTS))
+    ray.shutdown()  # a Ray another test module started in this process
     nodes = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
     try:
         nodes.add_node(num_cpus=1)

@@ -141,15 +141,10 @@ def _run_task(function: Callable[[Any], Any], head_version: str, is_tuple: bool,
     return function(tuple(parts) if is_tuple else parts[0])
 
 
-_REMOTE: dict[str, Any] = {}
-
-
 def _ray_fan_out(function: Callable[[Any], Any], jobs: list[Any], address: str) -> Iterator[tuple[int, Any]]:
     ray = connect(address)
-    if "task" not in _REMOTE:
-        # max_retries: system failures only (a dead worker or node); an exception of the task is never retried
-        _REMOTE["task"] = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(_run_task)
-    remote = _REMOTE["task"]
+    # max_retries: system failures only (a dead worker or node); an exception of the task is never retried
+    remote = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(_run_task)
     head = _cardenvs_version()
     # a part shared by several jobs (the config, the agent objects, the shipped files) is put in the object
     # store once, not serialized with every task
