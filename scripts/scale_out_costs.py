@@ -3,10 +3,10 @@
     python scripts/scale_out_costs.py --deals 20 --out docs/scale_out_costs.json
     .venv-ray/bin/python scripts/scale_out_costs.py --deals 20 --ray --out docs/scale_out_costs.json
 
-Each agent plays ``random`` on ``--deals`` deals in one process (``workers=1``, one BLAS thread); the process's CPU time (not the
-wall clock: the reference machine is shared, its load is written next to the figures) over the deals is the
-line-up's cost per deal. ``random`` against itself is the env's own cost; an agent's share of a line-up is
-``cost(A vs random) - cost(random vs random) / 2``, so a line-up X vs Y costs about ``share(X) + share(Y)``.
+Each agent plays ``random`` on ``--deals`` deals in one process (``workers=1``, one BLAS thread); the process's
+CPU time (not the wall clock: the reference machine is shared, its load is written next to the figures) over
+the deals is the line-up's cost per deal. ``random`` against itself is the env's own cost; an agent's share of
+a line-up is ``cost(A vs random) - cost(random vs random) / 2``, so X vs Y costs about ``share(X) + share(Y)``.
 Labelling: the teacher labels every decision of a student (the shipped policy) over ``--label-deals`` deals;
 the CPU time per position. With ``--ray``, also the wall time per Ray task of a local Ray (the scheduling
 overhead a chunk pays) and a match's wall time over the process pool and over a local Ray.

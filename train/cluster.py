@@ -55,7 +55,7 @@ def fan_out(function: Callable[[Any], Any], jobs: list[Any], workers: int,
     """
     if ray_address:
         yield from _ray_fan_out(function, jobs, ray_address)
-    elif workers == 1 or len(jobs) <= 1:
+    elif workers == 1:
         for index, job in enumerate(jobs):
             yield index, function(job)
     else:
