@@ -870,8 +870,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.agents and len(args.agents) == 1 and not config.gauntlet:
         print(f"note: {config.agents[0]} plays itself, as {config.agents[0]}#0 and #1", file=sys.stderr)
     if "OpenSkill" not in Rating().kind and len(set(config.agents)) > 2:
-        print(f"note: openskill is not installed, so the rating is Elo without sigma; {MISSING_TRAIN_EXTRA} "
-              "for OpenSkill", file=sys.stderr)
+        print("note: openskill is not installed, so the rating is Elo without sigma; pip install openskill for "
+              f"OpenSkill (part of {MISSING_TRAIN_EXTRA}, which a [ray] venv cannot take)", file=sys.stderr)
     try:
         if config.gauntlet:
             result = run_gauntlet(config)
@@ -894,7 +894,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _say_no_chart(written: list[str], chart: str) -> None:
     if chart not in written:
-        print(f"note: {chart} not drawn: matplotlib is not installed ({MISSING_TRAIN_EXTRA})", file=sys.stderr)
+        print(f"note: {chart} not drawn: matplotlib is not installed (pip install matplotlib; part of "
+              f"{MISSING_TRAIN_EXTRA}, which a [ray] venv cannot take)", file=sys.stderr)
 
 
 if __name__ == "__main__":
