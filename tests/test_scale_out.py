@@ -209,6 +209,7 @@ def test_a_node_without_the_policy_file_plays_it_from_the_shipped_arrays(cluster
 
 def test_gauntlet_and_benchmark_on_ray_equal_local(cluster):
     from cardenvs.train.benchmark import BenchmarkSettings, run_benchmark
+    from cardenvs.train.benchmark import main as benchmark_main
     from cardenvs.train.evaluate import run_gauntlet
 
     config = EvalConfig(game="rang", agents=["rules_basic"], gauntlet=True, deals=2, seed=4, progress=False)
@@ -222,11 +223,14 @@ def test_gauntlet_and_benchmark_on_ray_equal_local(cluster):
     assert remote["timing"]["workers"] == 2  # the cluster's CPUs
     del local["timing"], remote["timing"]
     assert remote == local
+    assert benchmark_main(["--game", "rang", "--agent", "rules_basic", "--deals", "1", "--opponents", "random",
+                           "--no-progress", "--ray-address", cluster.address]) == 0
 
 
 def test_distill_labels_on_ray_equal_local(cluster, tmp_path):
     from cardenvs.train.config_files import config_from_dict
     from cardenvs.train.distill import DistillConfig, collect
+    from cardenvs.train.distill import main as distill_main
 
     policy = tmp_path / "student.npz"
     shutil.copy(POLICY, policy)
@@ -239,6 +243,11 @@ def test_distill_labels_on_ray_equal_local(cluster, tmp_path):
     for a, b in zip(local, remote, strict=True):
         with np.load(a) as x, np.load(b) as y:
             assert x.files == y.files and all(np.array_equal(x[k], y[k], equal_nan=True) for k in x.files)
+    config = tmp_path / "distill.yaml"
+    config.write_text(json.dumps({**data, "teacher": "random", "deals": 2, "run_dir": str(tmp_path / "cli")}))
+    assert distill_main(["--config", str(config), "--ray-address", cluster.address, "--no-progress"]) == 0
+    assert len(list((tmp_path / "cli" / "labels").glob("chunk_*.npz"))) == 2
+    assert (tmp_path / "cli" / "policy.npz").exists()
 
 
 def test_exploit_evaluation_on_ray_equals_local(cluster, tmp_path):
