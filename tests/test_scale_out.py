@@ -129,6 +129,18 @@ def test_a_chunk_folder_of_another_run_is_refused(tmp_path, capsys):
         ChunkFolder(tmp_path / "policy_chunks", config).load()
 
 
+def test_the_gauntlet_keeps_one_chunk_folder_per_match_and_resumes_from_them(tmp_path):
+    from cardenvs.agents.registry import gauntlet_agents
+    from cardenvs.train.evaluate import run_gauntlet
+
+    config = EvalConfig(game="rang", agents=["rules_basic"], gauntlet=True, deals=2, progress=False,
+                        chunks=str(tmp_path / "chunks"))
+    first = run_gauntlet(config)
+    folders = sorted(p for p in (tmp_path / "chunks").iterdir())
+    assert len(folders) == len(gauntlet_agents("rang")) and all((f / "run.json").exists() for f in folders)
+    assert run_gauntlet(config)["rows"] == first["rows"]
+
+
 # ------------------------------------------------------- a two-node Ray cluster
 @pytest.fixture(scope="module")
 def cluster():

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import copy
 import csv
+import hashlib
 import inspect
 import itertools
 import json
@@ -365,10 +366,12 @@ def run_records(config: EvalConfig, objects: dict[str, Any] | None = None, bar: 
 
 
 def chunk_subfolder(chunks: str | None, match: str) -> str | None:
-    """The chunk folder of one match of a run of several (gauntlet, benchmark): a subfolder named after it."""
+    """The chunk folder of one match of a run of several (gauntlet, benchmark): a subfolder named after it
+    (readable, and unique by a hash of the whole name)."""
     if not chunks:
         return None
-    return str(Path(chunks) / "".join(c if c.isalnum() or c in "-_.=" else "_" for c in match)[:80])
+    readable = "".join(c if c.isalnum() or c in "-_.=" else "_" for c in match)[:60]
+    return str(Path(chunks) / f"{readable}-{hashlib.sha256(match.encode()).hexdigest()[:8]}")
 
 
 class ChunkFolder:
