@@ -7,8 +7,8 @@ One round of expert iteration (Anthony et al. 2017; the DAgger form of Ross et a
 1. **Positions.** The student policy (``student``, an exported ``.npz``) plays every seat of
    ``deals`` deals, sampling from its own distribution, so the positions are the ones it reaches.
    The deals are a pure function of (``seed``, deal index), in chunks of ``chunk`` deals spread over
-   ``workers`` processes; each chunk is saved as it ends (``labels/chunk_<i>.npz``, data only), so a
-   stopped run resumes where it was.
+   ``workers`` processes (or Ray tasks on a cluster: ``ray_address``, docs/scale_out.md); each chunk is
+   saved as it ends (``labels/chunk_<i>.npz``, data only), so a stopped run resumes where it was.
 2. **Labels.** At every decision the teacher (``teacher``, a registry spec: a search agent such as
    ``pimc:iterations=200``, which reads the seat's information set from the env, never hidden cards;
    or ``oracle:...``, which sees every hand, to guide a student that still sees only its own observation)

@@ -11,6 +11,10 @@ instead. The envs are driven only through the public contract (``env()``,
 
     cardenvs eval --config configs/eval_ring_rang.yaml
     python -m cardenvs.train.evaluate --game rang --agents random random --deals 200
+    cardenvs eval --agents trained pimc:iterations=500 --deals 100000 --ray-address auto --chunks runs/c
+
+The deals go in chunks to ``workers`` processes, or as Ray tasks to a cluster (``--ray-address``,
+docs/scale_out.md), with the same results; ``--chunks FOLDER`` makes a run resumable.
 """
 
 from __future__ import annotations
@@ -677,7 +681,7 @@ def evaluate_agents(agents: Sequence[Any], game: str = "ring_rang", **settings: 
     with ``act(observation) -> int``, a function ``observation -> int``, or a class (called per seat as an
     outside factory). An object stands in the tables under its ``name`` attribute (else its class or function
     name); each seat gets its own copy. ``settings`` are the fields of :class:`EvalConfig` (``deals``,
-    ``seed``, ``workers``, ``num_players``, ``unit``, ``gauntlet``, ``out``, ``progress``, ...); the
+    ``seed``, ``workers``, ``ray_address``, ``chunks``, ``num_players``, ``unit``, ``gauntlet``, ``out``, ...); the
     progress bar is off unless asked for. ``format_table(result)`` (or ``format_gauntlet``) prints it.
 
         result = evaluate_agents([MyAgent(), "rules_strong"], game="ring_rang", deals=200, workers=2)
