@@ -203,19 +203,25 @@ def observer_seat(text: str | None) -> int | None:
     return int(value)
 
 
+def replay_title(data: dict[str, Any], observer: int | None = None) -> str:
+    """The game and, for everyone's view only, its seed (which gives every hand away: not for one seat)."""
+    return f"{data['env']} seed {data['seed']}" if observer is None else f"{data['env']} seen by player_{observer}"
+
+
 def html_replay(data: dict[str, Any], observer: int | None = None) -> str:
-    """A self-contained HTML page stepping through the recorded game (one step per action)."""
+    """A self-contained HTML page stepping through the recorded game (one step per action); with ``observer``
+    nothing that seat could not see: the other hands, the seed, the cards of other seats' hidden moves."""
     from cardenvs.render import env_view, html_page
 
     frames = []
     for env, agent, action in steps(data):
         if action is None:
-            caption = f"start: {data['env']} seed {data['seed']}"
+            caption = f"start: {replay_title(data, observer)}"
         else:
-            caption = f"step {len(frames)}: {agent} {env.unwrapped.action_names[action]}"
+            seat = env.unwrapped.possible_agents.index(agent)
+            caption = f"step {len(frames)}: {agent} {env.unwrapped.action_text(action, seat, observer)}"
         frames.append({"caption": pretty_action(caption), "view": env_view(env, observer)})
-    title = f"cardenvs replay: {data['env']} seed {data['seed']}"
-    return html_page(frames, title)
+    return html_page(frames, f"cardenvs replay: {replay_title(data, observer)}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

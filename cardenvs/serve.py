@@ -17,7 +17,7 @@ header or a ``token`` query parameter)::
     GET  /api/state        the seat's view, its legal moves, the log
     POST /api/move         {"action": int, "turn": int}: play a move (turn = the state's turn, against double clicks)
     POST /api/resign       give the game up (its record becomes downloadable)
-    POST /api/new          deal a new game (the next seed)
+    POST /api/new          deal a new game (from a fresh random seed)
     GET  /api/record       the record (JSON attachment), once the game is over
 
 The server binds 127.0.0.1 by default and, while bound to a loopback address,
@@ -209,19 +209,28 @@ def _move(action: int, label: str, codes: list[str], face: str | None, text: str
 
 
 # ------------------------------------------------------------------ the server
-class App:
-    """The served game and how to deal the next one; one request at a time touches the game."""
+def fresh_seed() -> int:
+    """A game's seed from the operating system's entropy: no earlier game's seed tells anything about it."""
+    return secrets.randbelow(2**31)
 
-    def __init__(self, new_game: Callable[[int], WebGame], seed: int, title: str = "cardenvs serve") -> None:
+
+class App:
+    """The served game and how to deal the next one; one request at a time touches the game.
+
+    Every game after the first is dealt from :func:`fresh_seed` (``first_seed`` given or not): a seed shown
+    at the end of one game must not tell the person the hands of the next (as ``seed + 1`` did)."""
+
+    def __init__(self, new_game: Callable[[int], WebGame], first_seed: int | None = None,
+                 title: str = "cardenvs serve") -> None:
         self.new_game = new_game
-        self.seed = seed
+        self.seed = fresh_seed() if first_seed is None else first_seed
         self.title = title
         self.token = secrets.token_urlsafe(18)
         self.lock = threading.Lock()
-        self.game = new_game(seed)
+        self.game = new_game(self.seed)
 
     def next_game(self) -> None:
-        self.seed += 1
+        self.seed = fresh_seed()
         self.game = self.new_game(self.seed)
 
 
@@ -483,7 +492,7 @@ _PAGE = """<!DOCTYPE html>
 <style>
 __CSS__</style></head><body data-busy="1" data-turn="-1" data-over="0">
 <div id="bar"><span class="title">__TITLE__</span><span id="status"></span>
-<button id="new" title="deal a new game (the next seed)">new game</button>
+<button id="new" title="deal a new game (from a fresh random seed)">new game</button>
 <button id="resign" title="end this game now (its log becomes downloadable)">give up</button>
 <a id="download" class="off" href="#">download game log (replay JSON)</a></div>
 <div id="seats" style="padding:4px 12px;font-size:13px"></div><div id="error"></div>
@@ -550,7 +559,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--episode", default=None, help="ring-rang: game (to 20 points, default) or round; rang: match or deal"
     )
     parser.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
-    parser.add_argument("--seed", type=int, default=None, help="seed of the first game (the next game: seed + 1)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="seed of the first game (default: random; every later game is dealt from a fresh "
+                             "random seed, shown when that game is over)")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     parser.add_argument("--port", type=int, default=0, help="port (default 0: a free one; the URL is printed)")
     parser.add_argument("--open", action="store_true", help="open the page in the default browser")
@@ -570,13 +581,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ValueError(f"--seed must be >= 0, got {args.seed}")
         opponents = args.opponents or [default_opponent(game_name)]
         specs = seat_specs(game_name, num_players, args.seat, opponents, args.partner)
-        seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
 
         def new_game(game_seed: int) -> WebGame:
             return WebGame(game_name, env_kwargs, args.seat, specs, game_seed)
 
         title = spec.heading(num_players)
-        app = App(new_game, seed, f"cardenvs serve: {title}")  # builds every agent: bad specs fail here
+        app = App(new_game, args.seed, f"cardenvs serve: {title}")  # builds every agent: bad specs fail here
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
