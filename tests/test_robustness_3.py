@@ -151,3 +151,34 @@ def test_a_full_disk_during_a_save_says_so_and_keeps_the_last_checkpoint(tmp_pat
     monkeypatch.undo()
     vector_ppo.train(tiny_vector(run_dir, total_steps=300), resume=True)  # and it resumes
     assert json.loads((run_dir / "summary.json").read_text())["steps"] >= 300
+
+
+# ----------------------------------------------------------------- item 5: exploit --out
+def test_exploit_default_folders_never_collide_and_a_folder_of_another_target_is_refused(tmp_path):
+    import numpy as np
+
+    from cardenvs.agents.policy import load_policy, save_policy
+    from cardenvs.train.exploit import best_response_config, default_out
+
+    stem = tmp_path / ("p" * 60)  # two specs whose first 40 characters are the same
+    weights = load_policy(ROOT / "agents" / "policies" / "rang.npz")
+    save_policy(weights, f"{stem}_a.npz")
+    save_policy({k: v + np.float32(0.5) if k.endswith("bias") else v for k, v in weights.items()}, f"{stem}_b.npz")
+    spec_a, spec_b = f"policy:path={stem}_a.npz", f"policy:path={stem}_b.npz"
+    assert default_out("rang", spec_a, 4) != default_out("rang", spec_b, 4)
+    assert default_out("rang", spec_a, 4) == default_out("rang", spec_a, 4)  # the same target: resumed
+    assert default_out("rang", spec_a, 4) != default_out("rang", spec_a, 5)
+
+    out = tmp_path / "out"
+    best_response_config("rang", spec_a, 200, 0, str(out / "run"))
+    frozen = (out / "target_policy.npz").read_bytes()
+    best_response_config("rang", spec_a, 400, 0, str(out / "run"))  # the same target again: fine (a resume)
+    save_policy(load_policy(f"{stem}_b.npz"), f"{stem}_a.npz")  # the file behind the same spec changed
+    for spec in (spec_b, spec_a, "random"):
+        with pytest.raises(ValueError, match="holds the best response to another target"):
+            best_response_config("rang", spec, 200, 0, str(out / "run"))
+    assert (out / "target_policy.npz").read_bytes() == frozen  # nothing of the first run overwritten
+    legacy = tmp_path / "legacy"
+    (legacy / "run").mkdir(parents=True)
+    with pytest.raises(ValueError, match="whose target is not recorded"):
+        best_response_config("rang", "random", 200, 0, str(legacy / "run"))
