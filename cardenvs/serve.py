@@ -20,18 +20,27 @@ header or a ``token`` query parameter)::
     POST /api/new          deal a new game (from a fresh random seed)
     GET  /api/record       the record (JSON attachment), once the game is over
 
-The server binds 127.0.0.1 by default and, while bound to a loopback address,
-answers only requests whose ``Host`` is a loopback name (against DNS rebinding).
+The server binds 127.0.0.1 by default. On every bind address it answers only
+requests whose ``Host`` names it (an IP address, ``localhost``, the name it was
+bound to, this machine's names when bound to all addresses): a page of another
+site that rebinds its name to this machine is refused. No page may frame it
+(``X-Frame-Options``, ``frame-ancestors``). Reads time out, the body of a
+request is read before the game is locked, and at most :data:`MAX_CONNECTIONS`
+connections are open (the longest idle one makes way for a new one), so slow
+or idle clients cannot stall the game for others.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ipaddress
 import json
 import secrets
+import socket
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -44,6 +53,8 @@ from cardenvs.play import TerminalGame, default_opponent
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
 MAX_BODY = 4096
+MAX_CONNECTIONS = 64  # open connections at once; past it the longest idle one is closed
+SOCKET_TIMEOUT = 10.0  # seconds a read from a client may wait
 
 
 class MoveError(ValueError):
@@ -234,6 +245,45 @@ class App:
         self.game = self.new_game(self.seed)
 
 
+class _Server(ThreadingHTTPServer):
+    """A threading server with a bound on its connections: at :data:`MAX_CONNECTIONS`, the connection idle
+    the longest (no request under way) is closed for a new one, so idle sockets cannot use up threads or
+    descriptors; every socket read has a timeout (:attr:`_Handler.timeout`)."""
+
+    daemon_threads = True
+    request_queue_size = 128  # the listen backlog: a burst of connections waits for accept(), not SYN retries
+
+    def __init__(self, address: tuple[str, int], handler: type, family: int) -> None:
+        self.address_family = family
+        self.connections: dict[Any, float | None] = {}  # socket -> idle since (monotonic), None: busy
+        self.connections_lock = threading.Lock()
+        super().__init__(address, handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self.connections_lock:
+            if len(self.connections) >= MAX_CONNECTIONS:
+                idle = [(since, sock) for sock, since in self.connections.items() if since is not None]
+                if not idle:
+                    self.shutdown_request(request)  # every connection is busy: refuse this one
+                    return
+                _, oldest = min(idle, key=lambda pair: pair[0])
+                self.connections.pop(oldest)
+                with contextlib.suppress(OSError):
+                    oldest.shutdown(socket.SHUT_RDWR)  # its thread's read ends, and the thread with it
+            self.connections[request] = time.monotonic()
+        super().process_request(request, client_address)
+
+    def mark(self, request: Any, busy: bool) -> None:
+        with self.connections_lock:
+            if request in self.connections:
+                self.connections[request] = None if busy else time.monotonic()
+
+    def shutdown_request(self, request: Any) -> None:
+        with self.connections_lock:
+            self.connections.pop(request, None)
+        super().shutdown_request(request)
+
+
 def make_server(app: App, host: str = "127.0.0.1", port: int = 0, verbose: bool = False) -> ThreadingHTTPServer:
     """A server bound to (host, port) serving ``app`` (``port=0``: a free port; see ``server.server_address``)."""
 
@@ -241,11 +291,10 @@ def make_server(app: App, host: str = "127.0.0.1", port: int = 0, verbose: bool 
         pass
 
     Handler.app = app
-    Handler.loopback = _is_loopback(host)
+    Handler.allowed_hosts = allowed_host_names(host)
     Handler.quiet = not verbose
-    server = ThreadingHTTPServer((host, port), Handler)
-    server.daemon_threads = True
-    return server
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    return _Server((host.strip("[]"), port), Handler, family)
 
 
 def _is_loopback(host: str) -> bool:
@@ -257,11 +306,50 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def allowed_host_names(host: str) -> frozenset[str]:
+    """The names (besides IP literals) a request's ``Host`` may carry: those this server is reached by.
+
+    A page of another site that rebinds its own name to this machine's address sends that name: it is refused.
+    An IP literal cannot be rebound, so any is taken (``--host 127.0.0.2`` serves its own printed URL). Bound
+    to a loopback address: ``localhost``; bound to a name or to every address (``0.0.0.0``, ``::``): that
+    name and this machine's names too.
+    """
+    names = {"localhost", host.strip("[]").lower()}
+    if not _is_loopback(host):
+        names |= {socket.gethostname().lower(), socket.getfqdn().lower()}
+    return frozenset(names)
+
+
+def host_allowed(header: str, allowed: frozenset[str]) -> bool:
+    """Whether a ``Host`` header (``name``, ``name:port``, ``[v6]:port``) names this server."""
+    host = header.strip().lower()
+    if host.startswith("["):
+        name = host[1:host.find("]")] if "]" in host else ""
+        try:
+            return ipaddress.ip_address(name).version == 6
+        except ValueError:
+            return False
+    name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    try:
+        ipaddress.IPv4Address(name)
+        return True
+    except ValueError:
+        return bool(name) and name.rstrip(".") in allowed
+
+
 class _Handler(BaseHTTPRequestHandler):
     app: App
-    loopback: bool = True
+    allowed_hosts: frozenset[str] = frozenset(LOOPBACK_NAMES)
     server_version = "cardenvs-serve"
+    timeout = SOCKET_TIMEOUT  # seconds a read may wait (request line, headers, body): a slow client lets go
     quiet = True
+
+    def handle_one_request(self) -> None:
+        self.server.mark(self.request, busy=False)  # waiting for a request: may be closed for a new connection
+        try:
+            super().handle_one_request()
+        except TimeoutError:
+            self.close_connection = True
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the base class names it so)
         if not self.quiet:
@@ -275,6 +363,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-store")
         self.send_header("X-Content-Type-Options", "nosniff")
         self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("X-Frame-Options", "DENY")  # no other page may frame this one (clickjacking)
+        if "Content-Security-Policy" not in (headers or {}):
+            self.send_header("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
         for key, value in (headers or {}).items():
             self.send_header(key, value)
         self.end_headers()
@@ -288,20 +379,29 @@ class _Handler(BaseHTTPRequestHandler):
 
     # ------------------------------------------------------------- checks
     def _host_ok(self) -> bool:
-        if not self.loopback:
-            return True
-        host = (self.headers.get("Host") or "").lower()
-        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-        return name in LOOPBACK_NAMES
+        return host_allowed(self.headers.get("Host") or "", self.allowed_hosts)
 
     def _token_ok(self, query: dict[str, list[str]]) -> bool:
         given = self.headers.get("X-Cardenvs-Token") or (query.get("token") or [""])[0]
         return secrets.compare_digest(given.encode(), self.app.token.encode())
 
     def _route(self, method: str) -> None:
+        self.server.mark(self.request, busy=True)
+        try:
+            self._answer(method)
+        except TimeoutError:
+            self.close_connection = True  # the client stopped sending: no reply, the connection closes
+        except Exception as error:  # noqa: BLE001 - a bug must not leave the client with an empty reply
+            self.log_error("error answering %s %s: %r", method, self.path[:200], error)
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self._error(HTTPStatus.INTERNAL_SERVER_ERROR, "internal error (see the server's log)")
+
+    def _answer(self, method: str) -> None:
         url = urlsplit(self.path)
         query = parse_qs(url.query)
         if not self._host_ok():
+            self.close_connection = True
             self._error(HTTPStatus.FORBIDDEN, "bad Host header")
             return
         if method == "GET" and url.path in ("/", "/index.html"):
@@ -326,8 +426,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(HTTPStatus.NOT_FOUND if url.path not in {p for _, p in routes} else 405, "no such endpoint")
             return
         try:
+            body = self._body() if method == "POST" else {}  # read whole before the game's lock is taken
             with self.app.lock:
-                handler()
+                handler(body)
         except MoveError as error:
             self._error(HTTPStatus.CONFLICT, str(error))
         except ValueError as error:
@@ -341,38 +442,46 @@ class _Handler(BaseHTTPRequestHandler):
 
     # ------------------------------------------------------------- endpoints
     def _body(self) -> dict[str, Any]:
+        text = self.headers.get("Content-Length") or "0"
+        if not text.isdigit():
+            self.close_connection = True
+            raise ValueError(f"bad Content-Length {text[:20]!r}")
+        length = int(text)
+        if length > MAX_BODY:
+            self.close_connection = True  # the body is not read: the connection cannot carry another request
+            raise ValueError("request body too large")
+        raw = self.rfile.read(length)  # a timeout (SOCKET_TIMEOUT) if the client sends less than it declared
+        if len(raw) < length:
+            self.close_connection = True
+            raise ValueError("the body ended before its Content-Length")
         if not (self.headers.get("Content-Type") or "").startswith("application/json"):
             raise ValueError("the body must be JSON (Content-Type: application/json)")
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > MAX_BODY:
-            raise ValueError("request body too large")
         try:
-            data = json.loads(self.rfile.read(length) or b"{}")
-        except json.JSONDecodeError as error:
+            data = json.loads(raw or b"{}")
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
             raise ValueError(f"the body is not JSON: {error}") from None
+        except RecursionError:
+            raise ValueError("the body is nested too deeply") from None
         if not isinstance(data, dict):
             raise ValueError("the body must be a JSON object")
         return data
 
-    def _state(self) -> None:
+    def _state(self, body: dict[str, Any]) -> None:
         self._json(HTTPStatus.OK, self.app.game.state())
 
-    def _move(self) -> None:
-        data = self._body()
-        self.app.game.move(data.get("action"), data.get("turn"))
+    def _move(self, body: dict[str, Any]) -> None:
+        self.app.game.move(body.get("action"), body.get("turn"))
         self._json(HTTPStatus.OK, self.app.game.state())
 
-    def _resign(self) -> None:
-        self._body()
+    def _resign(self, body: dict[str, Any]) -> None:
         self.app.game.resign()
         self._json(HTTPStatus.OK, self.app.game.state())
 
-    def _new(self) -> None:
-        self._body()
+    def _new(self, body: dict[str, Any]) -> None:
         self.app.next_game()
         self._json(HTTPStatus.OK, self.app.game.state())
 
-    def _record(self) -> None:
+    def _record(self, body: dict[str, Any]) -> None:
         game = self.app.game
         data = game.to_record()
         name = f"cardenvs-{game.game_name}-seed{game.seed}.json"
@@ -382,7 +491,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 # ------------------------------------------------------------------ the page
-CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; img-src 'self'"
+CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; img-src 'self'; "
+       "frame-ancestors 'none'")
 
 _PAGE_CSS = """
 #bar{flex-wrap:wrap}#bar .title{font-weight:bold;margin-right:12px}#status{color:#fd6;min-width:12em}

@@ -3,11 +3,17 @@ validation and failed later. (Items 1-3, hidden information: tests/test_hidden_i
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import errno
+import http.client
 import json
+import re
+import socket
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -182,3 +188,113 @@ def test_exploit_default_folders_never_collide_and_a_folder_of_another_target_is
     (legacy / "run").mkdir(parents=True)
     with pytest.raises(ValueError, match="whose target is not recorded"):
         best_response_config("rang", "random", 200, 0, str(legacy / "run"))
+
+
+# ----------------------------------------------------------------- items 8-10: the web server
+@contextlib.contextmanager
+def serving(host: str = "127.0.0.1"):
+    from cardenvs.serve import App, WebGame, make_server
+
+    app = App(lambda s: WebGame("rang", {"num_players": 2, "episode": "deal"}, 0, ["random"], s), 3)
+    server = make_server(app, host, 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield app, server, server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def request(host: str, port: int, path: str, token: str = "", headers: dict | None = None, body: bytes | None = None):
+    """(status, headers, text) of one request (``headers`` may set ``Host``)."""
+    connection = http.client.HTTPConnection(host, port, timeout=20)
+    sent = {"X-Cardenvs-Token": token, "Content-Type": "application/json", **(headers or {})}
+    connection.putrequest("POST" if body is not None else "GET", path, skip_host="Host" in sent)
+    for key, value in sent.items():
+        connection.putheader(key, value)
+    if body is not None:
+        connection.putheader("Content-Length", str(len(body)))
+    connection.endheaders(body)
+    reply = connection.getresponse()
+    result = reply.status, dict(reply.getheaders()), reply.read().decode()
+    connection.close()
+    return result
+
+
+def test_a_slow_body_does_not_block_the_game_and_times_out(monkeypatch):
+    with serving() as (app, server, port):
+        server.RequestHandlerClass.timeout = 1.0
+        slow = socket.create_connection(("127.0.0.1", port))
+        slow.sendall(b"POST /api/move HTTP/1.0\r\nHost: 127.0.0.1\r\nX-Cardenvs-Token: " + app.token.encode() +
+                     b"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"act")
+        time.sleep(0.2)  # the slow request is under way: before, it held the game's lock
+        status, _, text = request("127.0.0.1", port, "/api/state", app.token)
+        assert status == 200 and json.loads(text)["turn"] >= 0
+        slow.settimeout(20)
+        assert slow.recv(100) == b""  # closed after the read timeout, without a reply
+        slow.close()
+
+
+def test_idle_connections_cannot_exhaust_threads_or_descriptors(tmp_path):
+    import resource
+
+    from cardenvs.serve import MAX_CONNECTIONS
+
+    def low_limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (160, 160))
+
+    server = subprocess.Popen([sys.executable, "-m", "cardenvs.cli", "serve", "--game", "rang", "--players", "2",
+                               "--opponents", "random"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              preexec_fn=low_limit)  # fmt: skip
+    idle = []
+    try:
+        port = int(re.search(r"127\.0\.0\.1:(\d+)/", server.stdout.readline()).group(1))
+        for _ in range(200):  # more than the server's descriptors: before, accept() failed and GET / hung
+            idle.append(socket.create_connection(("127.0.0.1", port)))
+        assert len(idle) > MAX_CONNECTIONS
+        for _ in range(3):
+            status, _, page = request("127.0.0.1", port, "/")
+            assert status == 200 and "<script id=\"token\"" in page
+        assert server.poll() is None
+    finally:
+        for sock in idle:
+            sock.close()
+        server.kill()
+        server.wait()
+
+
+def test_host_is_checked_on_every_bind_address_and_no_page_may_frame_this_one():
+    with serving("127.0.0.1") as (app, _, port):
+        for host, expected in (("evil.example", 403), (f"evil.example:{port}", 403), (f"localhost:{port}", 200),
+                               (f"127.0.0.1:{port}", 200), (f"[::1]:{port}", 200), ("", 403)):
+            assert request("127.0.0.1", port, "/api/state", app.token, {"Host": host})[0] == expected, host
+        status, headers, _ = request("127.0.0.1", port, "/")
+        assert headers["X-Frame-Options"] == "DENY" and "frame-ancestors 'none'" in headers["Content-Security-Policy"]
+        assert request("127.0.0.1", port, "/api/state", app.token)[1]["X-Frame-Options"] == "DENY"
+    with serving("0.0.0.0") as (app, _, port):  # before: the Host check was off on every other address
+        assert request("127.0.0.1", port, "/api/state", app.token, {"Host": f"rebound.example:{port}"})[0] == 403
+        assert request("127.0.0.1", port, "/api/state", app.token, {"Host": f"{socket.gethostname()}:{port}"})[0] == 200
+        assert request("127.0.0.1", port, "/api/state", app.token)[0] == 200
+    with serving("127.0.0.2") as (app, _, port):  # before: every request refused, the printed URL included
+        assert request("127.0.0.2", port, "/api/state", app.token)[0] == 200
+        assert request("127.0.0.2", port, "/api/state", app.token, {"Host": f"evil.example:{port}"})[0] == 403
+    try:
+        context = serving("::1")
+        app, _, port = context.__enter__()
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    try:  # before: --host ::1 failed to start
+        assert request("::1", port, "/api/state", app.token)[0] == 200
+    finally:
+        context.__exit__(None, None, None)
+
+
+def test_a_deeply_nested_body_is_a_400_not_an_empty_reply():
+    with serving() as (app, _, port):
+        for body in (b"[" * 2000 + b"]" * 2000, b"[" * 4000):
+            status, _, text = request("127.0.0.1", port, "/api/move", app.token, body=body)
+            assert status == 400 and json.loads(text)["error"] == "the body is nested too deeply"
+        assert request("127.0.0.1", port, "/api/move", app.token, body=b"\xff\xfe")[0] == 400
+        assert request("127.0.0.1", port, "/api/state", app.token)[0] == 200
