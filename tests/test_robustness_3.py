@@ -298,3 +298,96 @@ def test_a_deeply_nested_body_is_a_400_not_an_empty_reply():
             assert status == 400 and json.loads(text)["error"] == "the body is nested too deeply"
         assert request("127.0.0.1", port, "/api/move", app.token, body=b"\xff\xfe")[0] == 400
         assert request("127.0.0.1", port, "/api/state", app.token)[0] == 200
+
+
+# ----------------------------------------------------------------- item 11: restore and load_state_dict values
+def _ring_rang_after_a_round():
+    import random
+
+    from cardenvs import ring_rang_v0
+
+    env = ring_rang_v0.env(episode="game")
+    env.reset(seed=4)
+    rng = random.Random(0)
+    while not (env.unwrapped.game.rounds and len(env.unwrapped.game.history) >= 2):
+        env.step(rng.choice(env.unwrapped.legal_actions()))
+    return env
+
+
+def _edits():
+    def set_round(snap, value):
+        snap["game"]["rounds"] = value
+
+    def edit(path, value):
+        def apply(snap):
+            node = snap["game"]
+            for key in path[:-1]:
+                node = node[key]
+            node[path[-1]] = value(node[path[-1]]) if callable(value) else value
+        return apply
+
+    return {
+        "a past round of nothing": lambda s: set_round(s, [{"history": []}]),
+        "card 999 in a past trick": edit(["rounds", 0, "history", 0, "cards", 0], 999),
+        "a past round's points": edit(["rounds", 0, "points"], lambda p: 3 if p != 3 else 2),
+        "a past trick's winner": edit(["rounds", 0, "history", 0, "winner"], lambda w: (w + 1) & 3),
+        "a float leader": edit(["history", 0, "leader"], lambda x: x + 0.9),
+        "a string card": edit(["history", 1, "cards", 0], str),
+        "a float in a past round": edit(["rounds", 0, "chooser"], float),
+        "a string in a chooser draw": edit(["chooser_draws", 0, 0, 0], str),
+        "scores not the rounds' points": edit(["scores", 0], lambda x: x + 1),
+        "one round too few": edit(["rounds"], lambda r: []),
+        "an extra key in a round": edit(["rounds", 0], lambda r: dict(r, extra=1)),
+    }
+
+
+@pytest.mark.parametrize("name", list(_edits()))
+def test_ring_rang_restore_checks_past_rounds_and_takes_no_converted_values(name):
+    import copy
+
+    env = _ring_rang_after_a_round()
+    good = env.unwrapped.snapshot()
+    bad = copy.deepcopy(good)
+    _edits()[name](bad)
+    assert json.dumps(bad) != json.dumps(good)
+    with pytest.raises(ValueError, match="game field"):
+        env.unwrapped.restore(bad)
+    assert env.unwrapped.snapshot() == good  # nothing changed
+    env.unwrapped.restore(json.loads(json.dumps(good)))  # the true state still restores
+
+
+def _random_vector_state(env, steps: int):
+    import torch
+
+    out = env.reset(seed=1)
+    generator = torch.Generator().manual_seed(0)
+    mask = out[1]
+    for _ in range(steps):
+        mask = env.step(torch.multinomial(mask.float(), 1, generator=generator).squeeze(1))[1]
+    return env.state_dict()
+
+
+@pytest.mark.parametrize(("game", "field", "value"), [
+    ("ring_rang", "to_act", 9), ("ring_rang", "owner", 5), ("ring_rang", "phase", 5), ("ring_rang", "trump", 7),
+    ("ring_rang", "tricks_played", 3), ("ring_rang", "lifted", 4), ("ring_rang", "trick", 60),
+    ("ring_rang", "deck", 0), ("ring_rang", "views", 0),
+    ("rang", "current", 9), ("rang", "phase", 5), ("rang", "hand_size", 99), ("rang", "hands", 3),
+    ("rang", "top", 20), ("rang", "stock_len", 500), ("rang", "pile_counts", 0), ("rang", "out_seat", -5),
+])
+def test_batched_load_state_dict_checks_values(game, field, value):
+    from cardenvs.vector.rang import RangVectorEnv
+    from cardenvs.vector.ring_rang import RingRangVectorEnv
+
+    make = (lambda: RingRangVectorEnv(8, episode="game", seed=2)) if game == "ring_rang" else \
+        (lambda: RangVectorEnv(8, num_players=3, episode="match", seed=2))  # fmt: skip
+    state = _random_vector_state(make(), 40)
+    env = make()
+    before = _random_vector_state(env, 3)
+    state[field] = state[field].clone()
+    state[field][5] = value  # one game of eight
+    with pytest.raises(ValueError, match="game 5 holds a value the rules cannot reach"):
+        env.load_state_dict(state)
+    after = env.state_dict()
+    for name, tensor in before.items():  # nothing changed
+        if hasattr(tensor, "shape"):
+            assert bool((after[name] == tensor).all()), name
