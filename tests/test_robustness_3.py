@@ -391,3 +391,67 @@ def test_batched_load_state_dict_checks_values(game, field, value):
     for name, tensor in before.items():  # nothing changed
         if hasattr(tensor, "shape"):
             assert bool((after[name] == tensor).all()), name
+
+
+# ----------------------------------------------------------------- item 12: policy files checked whole at load
+def _policy_edits():
+    import numpy as np
+
+    def rename(old, new):
+        return lambda w: {k.replace(old + "/", new + "/"): v for k, v in w.items()}
+
+    return {
+        "a hidden layer of the wrong shape": (lambda w: dict(w, **{"hidden1/weight": w["hidden1/weight"][:, :100]}),
+                                              "layer 'hidden1'"),
+        "string weights": (lambda w: dict(w, **{"hidden0/bias": w["hidden0/bias"].astype(str)}), "not floats"),
+        "a missing bias": (lambda w: {k: v for k, v in w.items() if k != "hidden2/bias"}, "missing array"),
+        "a gap in the layers": (rename("hidden2", "hidden3"), "missing array"),
+        "an unknown array": (lambda w: dict(w, extra=np.zeros(2, np.float32)), "unknown array"),
+        "a bias of the wrong length": (lambda w: dict(w, **{"action/bias": w["action/bias"][:-1]}), "layer 'action'"),
+        "integer weights": (lambda w: dict(w, **{"action/weight": w["action/weight"].astype(np.int32)}), "not floats"),
+        "a 3-d weight": (lambda w: dict(w, **{"hidden0/weight": w["hidden0/weight"][None]}), "layer 'hidden0'"),
+        "a numeric activation": (lambda w: dict(w, activation=np.float32(1)), "'activation' must be a string"),
+    }
+
+
+@pytest.mark.parametrize("name", list(_policy_edits()))
+def test_a_policy_file_is_checked_whole_when_it_is_loaded(tmp_path, name):
+    from cardenvs.agents.policy import load_policy, save_policy
+    from cardenvs.agents.registry import check_agent
+
+    edit, message = _policy_edits()[name]
+    path = save_policy(edit(load_policy(ROOT / "agents" / "policies" / "rang.npz")), tmp_path / "bad.npz")
+    with pytest.raises(ValueError, match=message):
+        load_policy(path)
+    with pytest.raises(ValueError, match=message):  # before: it passed, and failed at the first move
+        check_agent(f"policy:path={path}", "rang", num_players=4)
+
+
+def test_a_policy_for_other_sizes_is_refused_when_the_agent_is_made(tmp_path):
+    from cardenvs.agents.policy import load_policy, save_policy
+    from cardenvs.agents.registry import check_agent
+
+    weights = load_policy(ROOT / "agents" / "policies" / "rang.npz")
+    narrow = save_policy(dict(weights, **{"action/weight": weights["action/weight"][:27],
+                                          "action/bias": weights["action/bias"][:27]}), tmp_path / "narrow.npz")
+    with pytest.raises(ValueError, match="action layer has 27 outputs, the game 28 actions"):
+        check_agent(f"policy:path={narrow}", "rang", num_players=4)  # before: it played the first legal action
+    with pytest.raises(ValueError, match="takes observations of size 82, the game's have 87"):
+        check_agent(f"policy:path={ROOT / 'agents' / 'policies' / 'rang.npz'}", "rang", num_players=5)
+    check_agent(f"policy:path={ROOT / 'agents' / 'policies' / 'rang.npz'}", "rang", num_players=4)
+
+
+def test_a_policy_file_that_unpacks_too_large_is_refused_before_it_is_unpacked(tmp_path):
+    import zipfile
+
+    from cardenvs.agents.policy import MAX_POLICY_BYTES, load_policy
+
+    bomb = tmp_path / "bomb.npz"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive, \
+            archive.open("hidden0/weight.npy", "w", force_zip64=True) as member:  # fmt: skip
+        chunk = bytes(2**22)
+        for _ in range(MAX_POLICY_BYTES // len(chunk) + 1):
+            member.write(chunk)
+    assert bomb.stat().st_size < 2**20
+    with pytest.raises(ValueError, match="unpacks to 260 MiB, more than the 256 MiB"):
+        load_policy(bomb)
