@@ -8,6 +8,7 @@ import csv
 import errno
 import http.client
 import json
+import os
 import re
 import socket
 import subprocess
@@ -455,3 +456,56 @@ def test_a_policy_file_that_unpacks_too_large_is_refused_before_it_is_unpacked(t
     assert bomb.stat().st_size < 2**20
     with pytest.raises(ValueError, match="unpacks to 260 MiB, more than the 256 MiB"):
         load_policy(bomb)
+
+
+# ----------------------------------------------------------------- item 13: configs checked before the run folder
+BOMB = """game: rang
+run_dir: RUN
+env_kwargs:
+  a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1]
+  b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]
+  c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]
+  d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]
+  e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]
+  f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]
+  g: [*f, *f, *f, *f, *f, *f, *f, *f, *f]
+"""
+
+
+@pytest.mark.parametrize(("trainer", "text", "message"), [
+    ("train-vector", BOMB, "aliases (*name) are not allowed"),
+    ("train", BOMB, "aliases (*name) are not allowed"),
+    ("train-vector", "game: rang\nrun_dir: RUN\nenv_kwargs: " + "[" * 5000 + "]" * 5000, "nested too deeply"),
+    ("train-vector", "game: rang\nrun_dir: RUN\nenv_kwargs: {a: " + "[" * 30 + "]" * 30 + "}", "nested more than 20"),
+    ("train-vector", "game: rang\nrun_dir: RUN\nenv_kwargs: {colour: red}", "env_kwargs: the Rang env does not take"),
+    ("train", "game: ring_rang\nrun_dir: RUN\nenv_kwargs: {colour: red}", "env_kwargs: the RING RANG env does not"),
+    ("train-vector", "game: ring_rang\nrun_dir: RUN\nenv_kwargs: {signals: true}", "the batched RING RANG env does"),
+    ("train-vector", "game: rang\nrun_dir: RUN\nenv_kwargs: {episode: match}", "fields of the config itself"),
+    ("train", "game: rang\nrun_dir: RUN\ngamma: -5", "gamma: expected a number in (0, 1]"),
+    ("train", "game: rang\nrun_dir: RUN\nclip_range: -1", "clip_range: expected a number > 0"),
+    ("train-vector", "game: rang\nrun_dir: RUN\nclip_coef: -1", "clip_coef: expected a number > 0"),
+    ("train-vector", "game: rang\nrun_dir: RUN\nlearning_rate: .nan", "holds NaN or an infinity"),
+    ("train-vector", "game: rang\nrun_dir: RUN\nleague: {self: .inf}", "holds NaN or an infinity"),
+    ("train-vector", "", "is empty"),
+    ("train", "# nothing but a comment\n", "is empty"),
+    ("train-vector", "{}", "is empty"),
+])
+def test_a_bad_config_is_one_line_before_the_run_folder_exists(tmp_path, capsys, monkeypatch, trainer, text,
+                                                                message):
+    from cardenvs.cli import main
+
+    monkeypatch.chdir(tmp_path)  # an empty config trained every default into runs/ring_rang (of the cwd)
+    run_dir = tmp_path / "run"
+    config = tmp_path / "config.yaml"
+    config.write_text(text.replace("RUN", str(run_dir)))
+    assert main([trainer, "--config", str(config)]) == 2
+    error = capsys.readouterr().err
+    assert message in error and error.count("\n") == 1, error[:500]
+    assert not run_dir.exists() and not (tmp_path / "runs").exists()
+
+
+def test_dev_null_is_refused(capsys):
+    from cardenvs.cli import main
+
+    assert main(["train-vector", "--config", os.devnull]) == 2
+    assert "is empty" in capsys.readouterr().err

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .config_files import check_game_config, check_network
+from .config_files import check_game_config, check_network, check_ppo
 from .runs import (
     CheckpointError,
     append_curve,
@@ -108,6 +108,7 @@ class TrainConfig:
             agent_fields=("opponents", "eval_opponents"),
         )
         check_network(self)
+        check_ppo(self, "clip_range")
 
 
 # Fields that may change when a run is resumed (a curriculum: e.g. add baselines to the pool later).

@@ -45,7 +45,7 @@ from torch import nn
 from cardenvs.agents.policy import layer_names, load_policy, policy_arrays, policy_layers, save_policy
 from cardenvs.agents.registry import make_agent
 from cardenvs.games import game_spec
-from cardenvs.train.config_files import check_game_config, check_network
+from cardenvs.train.config_files import check_game_config, check_network, check_ppo
 from cardenvs.train.runs import (
     CURVE_FIELDS,
     CheckpointError,
@@ -138,6 +138,13 @@ class VectorPPOConfig:
             agent_fields=("rule_opponents", "eval_opponents"),
         )
         check_network(self)
+        check_ppo(self, "clip_coef")
+        if self.env_kwargs:  # the batched env takes them too (the evaluation env's are checked above)
+            try:
+                spec.vector_env_class()(1, **spec.env_kwargs(self.episode, self.num_players), **self.env_kwargs)
+            except (TypeError, ValueError) as error:
+                raise ValueError(f"env_kwargs: the batched {spec.title} env does not take {self.env_kwargs!r:.200}: "
+                                 f"{error}") from None
         if not 0 <= self.rule_games <= self.num_envs:
             raise ValueError(f"rule_games: expected 0..num_envs ({self.num_envs}), got {self.rule_games!r}")
         if not 0 <= self.pfsp <= 10:
