@@ -509,3 +509,75 @@ def test_dev_null_is_refused(capsys):
 
     assert main(["train-vector", "--config", os.devnull]) == 2
     assert "is empty" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------- item 14: search budgets, NaN, games by identity
+@pytest.mark.parametrize(("spec", "game"), [("ismcts:c=nan", "ring_rang"), ("pimc:ms=nan", "ring_rang"),
+                                            ("pimc:win_bonus=nan", "rang"), ("ismcts:ms=inf", "rang"),
+                                            ("oracle:win_bonus=inf", "rang")])
+def test_search_parameters_that_are_not_finite_are_refused(spec, game):
+    from cardenvs.agents.registry import check_agent
+
+    with pytest.raises(ValueError, match="must be a"):  # before: NaN passed and the first legal action was played
+        check_agent(spec, game, **({"num_players": 4} if game == "rang" else {}))
+
+
+@pytest.mark.parametrize("spec", ["pimc:worlds=3000000,ms=100,iterations=40",
+                                  "oracle:sees=hands,worlds=3000000,ms=100,iterations=40"])
+def test_a_time_budget_counts_the_sampling_of_worlds(monkeypatch, spec):
+    """Only the worlds the iterations can visit are drawn once a budget is set (before: every one of 3,000,000,
+    before the clock was read)."""
+    import math
+
+    from cardenvs import rang_v0
+    from cardenvs.agents.registry import make_agent
+    from cardenvs.agents.search import RangRules
+
+    drawn = []
+    sample, shuffled_stock = RangRules.sample, RangRules.shuffled_stock
+    monkeypatch.setattr(RangRules, "sample", lambda self, *a: drawn.append(1) or sample(self, *a))
+    monkeypatch.setattr(RangRules, "shuffled_stock", staticmethod(lambda *a: drawn.append(1) or shuffled_stock(*a)))
+    env = rang_v0.env(num_players=4)
+    env.reset(seed=3)
+    agent = make_agent(spec, "rang", seed=0, num_players=4)
+    decisions = 0
+    while decisions < 5 and env.agents:
+        legal = env.unwrapped.legal_actions()
+        before = len(drawn)
+        action = agent.act(env.observe(env.agent_selection), env)
+        if len(legal) > 1:
+            assert len(drawn) - before <= math.ceil(40 / len(legal))
+            decisions += 1
+        env.step(action)
+
+
+def test_rang_search_memory_knows_its_game_by_identity_not_by_a_reusable_id():
+    import gc
+    import random
+
+    from cardenvs import rang_v0
+    from cardenvs.agents.registry import make_agent
+    from cardenvs.agents.sampling import RangDiscardMemory
+
+    env = rang_v0.env(num_players=3)
+    env.reset(seed=11)
+    agent = make_agent("pimc:iterations=6,worlds=2", "rang", seed=0, num_players=3)
+    saved, rng = [], random.Random(2)
+    while env.agents and len(saved) < 20:
+        if rng.random() < 0.5:
+            saved.append(env.unwrapped.snapshot())
+        env.step(agent.act(env.observe(env.agent_selection), env))
+    assert len(saved) == 20
+    rng.shuffle(saved)
+    for snapshot in saved:  # the issue's scenario: one agent, positions restored into fresh envs (ids reused)
+        fresh = rang_v0.env(num_players=3)
+        fresh.restore(snapshot)
+        agent.act(fresh.observe(fresh.agent_selection), fresh)
+        del fresh
+        gc.collect()
+    memory, game = RangDiscardMemory(), env.unwrapped.game.clone()
+    seat = game.current
+    memory.record(game, seat, 0)
+    memory.cards = [1]
+    memory.refresh(game.clone())  # another game object in the very same state: not the game remembered
+    assert memory.cards == []
