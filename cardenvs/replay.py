@@ -54,6 +54,7 @@ def record(
     agents: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """A JSON-ready record of a game; it is validated (a ValueError names the bad field)."""
+    _check_depth(options, "options")  # before json.dumps, which would recurse past the limit
     data: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,
@@ -93,10 +94,11 @@ def validate(data: Any) -> None:
         raise ValueError("field 'env_kwargs': illegal_action must be 'raise' (a replay rejects an illegal move; "
                          f"it does not penalise it), got {data['env_kwargs']['illegal_action']!r:.80}")
     seed = data["seed"]
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        raise ValueError(f"field 'seed' must be a non-negative int or null, got {seed!r}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**128):
+        raise ValueError(f"field 'seed' must be an int in 0..2**128 - 1 or null, got {seed!r:.80}")
     if data["options"] is not None and not isinstance(data["options"], dict):
         raise ValueError(f"field 'options' must be an object or null, got {type(data['options']).__name__}")
+    _check_depth(data["options"], "field 'options'")
     actions = data["actions"]
     if not isinstance(actions, list):
         raise ValueError(f"field 'actions' must be a list of ints, got {type(actions).__name__}")
@@ -106,6 +108,22 @@ def validate(data: Any) -> None:
     agents = data.get("agents")
     if agents is not None and (not isinstance(agents, list) or not all(isinstance(a, str) for a in agents)):
         raise ValueError(f"field 'agents' must be a list of strings, got {agents!r}")
+
+
+MAX_DEPTH = 20  # nesting of a record's options (reset options nest 2 levels: decks of card codes)
+
+
+def _check_depth(value: Any, where: str) -> None:
+    """No value nested deeper than :data:`MAX_DEPTH` (checked without recursion)."""
+    stack = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ValueError(f"{where} is nested more than {MAX_DEPTH} levels deep")
+        if isinstance(node, dict):
+            stack += [(v, depth + 1) for v in node.values()]
+        elif isinstance(node, list):
+            stack += [(v, depth + 1) for v in node]
 
 
 def _start(data: dict[str, Any], render_mode: str | None = None) -> Any:
@@ -162,8 +180,12 @@ def load(path: str | Path) -> dict[str, Any]:
     """Read and validate a record file (ValueError naming the file and the problem)."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise ValueError(f"{path}: not JSON: {error}") from None
+    except ValueError as error:  # an integer of more digits than Python converts (a 5,000-digit seed)
+        raise ValueError(f"{path}: not a record: {error}") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not a record: nested too deeply") from None
     try:
         validate(data)
     except ValueError as error:

@@ -581,3 +581,64 @@ def test_rang_search_memory_knows_its_game_by_identity_not_by_a_reusable_id():
     memory.cards = [1]
     memory.refresh(game.clone())  # another game object in the very same state: not the game remembered
     assert memory.cards == []
+
+
+# ----------------------------------------------------------------- item 15: smaller ones
+def test_bench_json_to_a_folder_is_refused_before_any_loop(tmp_path, capsys, monkeypatch):
+    import cardenvs.bench as bench
+
+    monkeypatch.setattr(bench, "our_loops", lambda *a: pytest.fail("a loop ran"))
+    assert bench.main(["--json", str(tmp_path), "--seconds", "0.1"]) == 2
+    assert "is a folder; give a file name such as" in capsys.readouterr().err
+    (tmp_path / "locked").mkdir()
+    (tmp_path / "locked").chmod(0o500)
+    if not os.access(tmp_path / "locked", os.W_OK):  # (root writes anywhere)
+        assert bench.main(["--json", str(tmp_path / "locked" / "b.json")]) == 2
+        assert "cannot write there" in capsys.readouterr().err
+
+
+def test_eval_out_does_not_overwrite_earlier_results_unless_asked(tmp_path, capsys):
+    from cardenvs.train.evaluate import main
+
+    argv = ["--game", "rang", "--agents", "random", "rules_basic", "--deals", "2", "--out", str(tmp_path),
+            "--no-progress"]
+    assert main(argv) == 0
+    first = (tmp_path / "results.json").read_text()
+    capsys.readouterr()
+    assert main([*argv[:5], "random", "--deals", "3", *argv[7:]]) == 2
+    error = capsys.readouterr().err
+    assert "already holds results.json" in error and error.count("\n") == 1
+    assert (tmp_path / "results.json").read_text() == first
+    assert main([*argv, "--overwrite"]) == 0
+
+
+@pytest.mark.parametrize("edit", ["deep options", "5000-digit seed", "huge seed", "deep actions"])
+def test_a_crafted_replay_record_is_one_line_naming_the_file(tmp_path, capsys, edit):
+    from cardenvs.replay import main
+
+    path = tmp_path / "game.json"
+    text = '{"format": "cardenvs-replay", "version": 1, "env": "rang", "env_kwargs": {}, "seed": SEED, ' \
+           '"options": OPTIONS, "actions": ACTIONS}'  # fmt: skip
+    seed, options, actions = "1", "null", "[]"
+    if edit == "deep options":
+        options = '{"a": ' + "[" * 3000 + "]" * 3000 + "}"
+    elif edit == "5000-digit seed":
+        seed = "7" * 5000
+    elif edit == "huge seed":
+        seed = "9" * 200
+    else:
+        actions = "[" * 3000 + "]" * 3000
+    path.write_text(text.replace("SEED", seed).replace("OPTIONS", options).replace("ACTIONS", actions))
+    assert main([str(path)]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"error: {path}: ") and error.count("\n") == 1, error[:300]
+
+
+def test_a_record_with_deep_options_is_refused_when_made():
+    from cardenvs.replay import record
+
+    options: dict = {"a": []}
+    for _ in range(3000):
+        options = {"a": [options]}
+    with pytest.raises(ValueError, match="options is nested more than 20 levels deep"):
+        record("rang", {}, 1, options, [])
