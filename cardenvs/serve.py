@@ -440,6 +440,11 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802
         self._route("POST")
 
+    def do_PUT(self) -> None:  # noqa: N802 (every other method: a JSON 405 or 404, not http.server's HTML 501)
+        self._route("PUT")
+
+    do_DELETE = do_PATCH = do_OPTIONS = do_PUT  # noqa: N815
+
     # ------------------------------------------------------------- endpoints
     def _body(self) -> dict[str, Any]:
         text = self.headers.get("Content-Length") or "0"

@@ -642,3 +642,22 @@ def test_a_record_with_deep_options_is_refused_when_made():
         options = {"a": [options]}
     with pytest.raises(ValueError, match="options is nested more than 20 levels deep"):
         record("rang", {}, 1, options, [])
+
+
+# ----------------------------------------------------------------- the fuzzer, extended (scripts/fuzz.py)
+@pytest.mark.parametrize("game", ["rang", "ring_rang"])
+def test_fuzz_the_apps_and_crafted_policies_configs_and_batched_states(game):
+    """A few rounds of the fuzzer's new parts (the long runs: scripts/fuzz.py --minutes 5)."""
+    import random
+
+    from fuzz_script import fuzz
+
+    stats, rng = fuzz.Stats(), random.Random(34)
+    for _ in range(2):
+        fuzz.fuzz_apps(game, rng, stats)
+        fuzz.fuzz_policies(game, rng, stats)
+        fuzz.fuzz_batched_states(game, rng, stats)
+        fuzz.fuzz_configs(rng, stats)
+    assert stats.failures == []
+    crafted = {kind.split(":")[0] for kind in stats.bad_by_kind if kind.startswith("crafted")}
+    assert stats.app_requests >= 200 and stats.app_games >= 2 and len(crafted) >= 4, (stats.bad_by_kind, crafted)
