@@ -8,11 +8,10 @@ the range of states it covers. A chunk may name a card only if the card was not 
 visible in it (a Rang deck holds two cards of one code); it never holds the seed before the game is over.
 
 Apps driven: ``cardenvs play`` (the terminal), ``cardenvs serve`` (every HTTP reply, two games in a row),
-``cardenvs replay --observer`` (the text, the HTML page's title, captions and views, the PNG's view).
-To add an app (the outside-bot protocol, when it exists): write a driver that plays whole games and returns a
-:class:`Transcript` (the record, the observer, its chunks: for a bot, every message its process received,
-with the states each covers), and add it to ``DRIVERS``; ``test_no_app_shows_a_hidden_card_or_the_seed`` runs
-the oracle on it.
+``cardenvs replay --observer`` (the text, the HTML page's title, captions and views, the PNG's view), and an
+outside bot (``exec:``, every message its process reads). To add another: write a driver that plays whole
+games and returns a :class:`Transcript` (the record, the observer, its chunks with the states each covers),
+and add it to ``DRIVERS``; ``test_no_app_shows_a_hidden_card_or_the_seed`` runs the oracle on it.
 """
 
 from __future__ import annotations
@@ -294,7 +293,65 @@ def hidden_moves_named(transcript: Transcript) -> list[str]:
     return found
 
 
-DRIVERS: dict[str, Callable[..., list[Transcript]]] = {}  # the outside-bot protocol's driver goes here
+BOT = """#!PYTHON
+import json, sys, zlib
+for line in sys.stdin:
+    print(line.rstrip("\\n"), file=sys.stderr, flush=True)  # every message, to the log
+    message = json.loads(line)
+    if message.get("type") == "act":
+        legal = message["legal"]
+        print(legal[zlib.crc32(line.encode()) % len(legal)], flush=True)
+"""
+
+
+def bot_driver(game: str, env_kwargs: dict[str, Any], tmp_path: Path) -> list[Transcript]:
+    """An outside bot (``exec:``, docs/bot_protocol.md) in the observer's seat: every message its process reads
+    (``hello``, ``start``, each ``act`` with the state it was sent at), logged by the bot itself."""
+    import sys
+
+    from cardenvs.agents.registry import make_agent
+    from cardenvs.replay import env_name, make_env, record
+
+    name = env_name(game)
+    program = tmp_path / "echo_bot.py"
+    program.write_text(BOT.replace("PYTHON", sys.executable))
+    program.chmod(0o755)
+    log = tmp_path / "echo_bot.log"
+    env = make_env(name, env_kwargs)
+    seats = env.unwrapped.num_players
+    info = {"num_players": seats} if name == "rang" else {}
+    bot = make_agent(f"exec:path={program},log={log}", name, seed=0, **info)
+    others = {s: make_agent("random", name, seed=s, **info) for s in range(seats) if s != OBSERVER}
+    env.reset(seed=SEED)
+    actions, asked = [], []
+    try:
+        for agent in env.agent_iter():
+            _, _, termination, truncation, _ = env.last()
+            if termination or truncation:
+                env.step(None)
+                continue
+            seat = env.unwrapped.possible_agents.index(agent)
+            if seat == OBSERVER:
+                bot.observe_env(env)
+                asked.append(len(actions))
+                action = bot.act(env.observe(agent))
+            else:
+                action = others[seat].act(env.observe(agent))
+            actions.append(int(action))
+            env.step(action)
+    finally:
+        bot.close()
+    messages = [json.dumps(json.loads(line), ensure_ascii=False)  # the cards as they read: Q♥, not \\u2665
+                for line in log.read_text(encoding="utf-8").splitlines() if line]
+    acts = [m for m in messages if json.loads(m)["type"] == "act"]
+    assert len(acts) == len(asked) > 10
+    chunks = [Chunk(0, 0, m, f"bot message {i}") for i, m in enumerate(messages) if json.loads(m)["type"] != "act"]
+    chunks += [Chunk(t, t, m, f"bot act {i}") for i, (t, m) in enumerate(zip(asked, acts, strict=True))]
+    data = record(name, env_kwargs, SEED, None, actions, ["bot" if s == OBSERVER else "random" for s in range(seats)])
+    return [Transcript(data, OBSERVER, chunks)]
+
+
+DRIVERS: dict[str, Callable[..., list[Transcript]]] = {"exec bot": bot_driver}  # more outside-agent kinds here
 
 
 @pytest.mark.parametrize(("game", "env_kwargs", "options"), GAMES, ids=["ring_rang", "rang"])
@@ -309,6 +366,7 @@ def test_no_app_shows_a_hidden_card_or_the_seed(game, env_kwargs, options, tmp_p
         assert transcripts[-1].chunks, name
     for transcript in transcripts:
         assert len(transcript.record["actions"]) > 40
+        assert any(card_mentions(c.content) for c in transcript.chunks if isinstance(c.content, str))  # cards read
         assert leaks(transcript) == []
         assert hidden_moves_named(transcript) == []
     assert served[1].record["seed"] != served[0].record["seed"] + 1  # a fresh seed, not the next one
