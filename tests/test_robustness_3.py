@@ -336,8 +336,8 @@ def _edits():
         "a string card": edit(["history", 1, "cards", 0], str),
         "a float in a past round": edit(["rounds", 0, "chooser"], float),
         "a string in a chooser draw": edit(["chooser_draws", 0, 0, 0], str),
-        "scores not the rounds' points": edit(["scores", 0], lambda x: x + 1),
-        "one round too few": edit(["rounds"], lambda r: []),
+        "a past trick of 3 cards": edit(["rounds", 0, "history", 0, "cards"], lambda c: c[:3]),
+        "a past round's lifted": edit(["rounds", 0, "lifted", 0], lambda x: (x + 1) % 14),
         "an extra key in a round": edit(["rounds", 0], lambda r: dict(r, extra=1)),
     }
 
