@@ -25,6 +25,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from cardenvs.core import check_nesting
 from cardenvs.games import GAMES, canonical_game
 
 FORMAT = "cardenvs-replay"
@@ -54,7 +55,7 @@ def record(
     agents: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """A JSON-ready record of a game; it is validated (a ValueError names the bad field)."""
-    _check_depth(options, "options")  # before json.dumps, which would recurse past the limit
+    check_nesting(options, "options")  # before json.dumps, which would recurse past the limit
     data: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,
@@ -98,7 +99,7 @@ def validate(data: Any) -> None:
         raise ValueError(f"field 'seed' must be an int in 0..2**128 - 1 or null, got {seed!r:.80}")
     if data["options"] is not None and not isinstance(data["options"], dict):
         raise ValueError(f"field 'options' must be an object or null, got {type(data['options']).__name__}")
-    _check_depth(data["options"], "field 'options'")
+    check_nesting(data["options"], "field 'options'")
     actions = data["actions"]
     if not isinstance(actions, list):
         raise ValueError(f"field 'actions' must be a list of ints, got {type(actions).__name__}")
@@ -108,22 +109,6 @@ def validate(data: Any) -> None:
     agents = data.get("agents")
     if agents is not None and (not isinstance(agents, list) or not all(isinstance(a, str) for a in agents)):
         raise ValueError(f"field 'agents' must be a list of strings, got {agents!r}")
-
-
-MAX_DEPTH = 20  # nesting of a record's options (reset options nest 2 levels: decks of card codes)
-
-
-def _check_depth(value: Any, where: str) -> None:
-    """No value nested deeper than :data:`MAX_DEPTH` (checked without recursion)."""
-    stack = [(value, 0)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise ValueError(f"{where} is nested more than {MAX_DEPTH} levels deep")
-        if isinstance(node, dict):
-            stack += [(v, depth + 1) for v in node.values()]
-        elif isinstance(node, list):
-            stack += [(v, depth + 1) for v in node]
 
 
 def _start(data: dict[str, Any], render_mode: str | None = None) -> Any:

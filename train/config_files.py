@@ -15,6 +15,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
+from cardenvs.core import check_nesting
 from cardenvs.games import GameSpec, canonical_game, game_spec
 
 
@@ -52,24 +53,8 @@ def read_yaml_mapping(path: str | Path, kind: str) -> dict[str, Any]:
                          "(game, run_dir, ...), as in the files of configs/")
     if not isinstance(data, dict):
         raise ValueError(f"{kind} {path}: expected a mapping of fields")
-    _check_depth(data, f"{kind} {path}")
+    check_nesting(data, f"{kind} {path}")
     return data
-
-
-MAX_DEPTH = 20  # nesting of a config's values (the deepest shipped one: 2)
-
-
-def _check_depth(data: Any, source: str) -> None:
-    """No value nested deeper than :data:`MAX_DEPTH` (checked without recursion)."""
-    stack = [(data, 0)]
-    while stack:
-        value, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise ValueError(f"{source} is nested more than {MAX_DEPTH} levels deep")
-        if isinstance(value, dict):
-            stack += [(v, depth + 1) for v in value.values()]
-        elif isinstance(value, list):
-            stack += [(v, depth + 1) for v in value]
 
 
 def load_config(path: str | Path, schema: type) -> Any:
@@ -84,7 +69,7 @@ def config_from_dict(data: dict[str, Any], source: str, schema: type) -> Any:
     unknown = sorted(set(data) - known)
     if unknown:
         raise ValueError(f"{source}: unknown field(s) {unknown}; known: {sorted(known)}")
-    _check_depth(data, source)
+    check_nesting(data, source)
     for name, value in data.items():
         if not _has_type(value, hints[name]):
             raise ValueError(f"{source}: field {name!r} expects {_type_name(hints[name])}, got {value!r:.200}")
