@@ -85,7 +85,7 @@ def validate(data: Any) -> None:
     for field in ("env", "env_kwargs", "seed", "options", "actions"):
         if field not in data:
             raise ValueError(f"field {field!r} is missing")
-    if data["env"] not in GAMES:
+    if not isinstance(data["env"], str) or data["env"] not in GAMES:
         raise ValueError(f"field 'env' must be one of {sorted(GAMES)}, got {data['env']!r}")
     if not isinstance(data["env_kwargs"], dict):
         raise ValueError(f"field 'env_kwargs' must be an object, got {type(data['env_kwargs']).__name__}")

@@ -612,7 +612,8 @@ def test_eval_out_does_not_overwrite_earlier_results_unless_asked(tmp_path, caps
     assert main([*argv, "--overwrite"]) == 0
 
 
-@pytest.mark.parametrize("edit", ["deep options", "5000-digit seed", "huge seed", "deep actions"])
+@pytest.mark.parametrize("edit", ["deep options", "5000-digit seed", "huge seed", "deep actions", "env a list",
+                                  "env an object"])
 def test_a_crafted_replay_record_is_one_line_naming_the_file(tmp_path, capsys, edit):
     from cardenvs.replay import main
 
@@ -626,6 +627,8 @@ def test_a_crafted_replay_record_is_one_line_naming_the_file(tmp_path, capsys, e
         seed = "7" * 5000
     elif edit == "huge seed":
         seed = "9" * 200
+    elif edit.startswith("env"):  # found by the fuzzer: a TypeError (unhashable) before
+        text = text.replace('"rang"', "[]" if edit == "env a list" else "{}")
     else:
         actions = "[" * 3000 + "]" * 3000
     path.write_text(text.replace("SEED", seed).replace("OPTIONS", options).replace("ACTIONS", actions))
