@@ -41,6 +41,7 @@ import socket
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable, Sequence
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -392,7 +393,8 @@ class _Handler(BaseHTTPRequestHandler):
         except TimeoutError:
             self.close_connection = True  # the client stopped sending: no reply, the connection closes
         except Exception as error:  # noqa: BLE001 - a bug must not leave the client with an empty reply
-            self.log_error("error answering %s %s: %r", method, self.path[:200], error)
+            traceback.print_exc(file=sys.stderr)  # always (log_message is quiet without --verbose)
+            print(f"cardenvs serve: error answering {method} {self.path[:200]}: {error!r}", file=sys.stderr)
             self.close_connection = True
             with contextlib.suppress(OSError):
                 self._error(HTTPStatus.INTERNAL_SERVER_ERROR, "internal error (see the server's log)")
