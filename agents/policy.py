@@ -13,6 +13,8 @@ samples from the masked softmax.
 
 from __future__ import annotations
 
+import re
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -94,28 +96,69 @@ def export_policy(model: Any, game: str, path: str | Path) -> Path:
     return save_policy(actor_weights(model, game), path)
 
 
+MAX_POLICY_BYTES = 256 * 2**20  # the arrays of a policy file, unpacked (the shipped ones: under 3 MB)
+
+
 def load_policy(path: str | Path) -> dict[str, np.ndarray]:
-    """The arrays of a policy file; a clear ValueError if it is missing or not a policy."""
+    """The arrays of a policy file; a clear ValueError if it is missing or not a policy (checked whole here, by
+    :func:`check_weights`: a file that loads plays)."""
     path = Path(path)
+    try:
+        with zipfile.ZipFile(path) as archive:  # sizes read before anything is unpacked (a zip bomb)
+            unpacked = sum(info.file_size for info in archive.infolist())
+    except (OSError, zipfile.BadZipFile) as error:
+        raise ValueError(f"cannot read policy file {path}: {error}; a policy is an .npz file") from None
+    if unpacked > MAX_POLICY_BYTES:
+        raise ValueError(f"policy file {path} unpacks to {unpacked / 2**20:.0f} MiB, more than the "
+                         f"{MAX_POLICY_BYTES // 2**20} MiB a policy may hold")
     try:
         with np.load(path, allow_pickle=False) as data:
             weights = {key: data[key] for key in data.files}
-    except (OSError, ValueError, EOFError) as error:
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
         raise ValueError(f"cannot read policy file {path}: {error}") from None
-    _check_weights(weights, str(path))
+    check_weights(weights, str(path))
     return weights
 
 
-def _check_weights(weights: dict[str, np.ndarray], source: str) -> None:
-    for key in ("action/weight", "action/bias", "activation"):
-        if key not in weights:
-            raise ValueError(f"policy {source}: missing array {key!r}; not a cardenvs policy file")
+def check_weights(weights: dict[str, Any], source: str, observation_size: int | None = None,
+                  num_actions: int | None = None) -> None:
+    """Every array of a policy as :func:`policy_arrays` writes it: the names (``hidden0`` .. ``hidden{k-1}`` with
+    no gap, ``action``, a weight and a bias each, ``activation``, ``game``), float weights of finite values,
+    shapes that chain from the observation size to the action count (those of the game when given)."""
+    names = set(weights)
+    hidden = sorted(int(match.group(1)) for key in names if (match := re.fullmatch(r"hidden(\d+)/weight", key)))
+    expected = {f"{layer}/{part}" for layer in layer_names(len(hidden) + 1) for part in ("weight", "bias")}
+    expected |= {"activation"}
+    if names - {"game"} != expected or hidden != list(range(len(hidden))):
+        missing, unknown = sorted(expected - names), sorted(names - expected - {"game"})
+        raise ValueError(f"policy {source}: missing array(s) {missing[:4]}, unknown array(s) {unknown[:4]}; not a "
+                         "cardenvs policy file (hidden0, hidden1, ... and action, each a weight and a bias)")
+    for key in ("activation", "game"):
+        if key in weights and (np.asarray(weights[key]).dtype.kind != "U" or np.asarray(weights[key]).ndim):
+            raise ValueError(f"policy {source}: {key!r} must be a string")
     if str(weights["activation"]) not in ACTIVATIONS:
         raise ValueError(f"policy {source}: unknown activation {str(weights['activation'])!r}")
-    for key, value in weights.items():  # a NaN logit would make the masked argmax pick an illegal action
-        array = np.asarray(value)
-        if np.issubdtype(array.dtype, np.number) and not np.isfinite(array).all():
-            raise ValueError(f"policy {source}: array {key!r} holds NaN or infinite values; retrain or re-export it")
+    width = observation_size
+    for layer in layer_names(len(hidden) + 1):
+        weight, bias = np.asarray(weights[f"{layer}/weight"]), np.asarray(weights[f"{layer}/bias"])
+        for key, array in ((f"{layer}/weight", weight), (f"{layer}/bias", bias)):
+            if array.dtype.kind != "f":
+                raise ValueError(f"policy {source}: array {key!r} holds {array.dtype}, not floats")
+            if not np.isfinite(array).all():  # a NaN logit would make the masked argmax pick an illegal action
+                raise ValueError(f"policy {source}: array {key!r} holds NaN or infinite values; retrain or "
+                                 "re-export it")
+        if layer == "hidden0" or layer == "action" and not hidden:
+            if weight.ndim == 2 and width is not None and weight.shape[1] != width:
+                raise ValueError(f"policy {source}: it takes observations of size {weight.shape[1]}, the game's "
+                                 f"have {width} (another game, or another number of players)")
+        if weight.ndim != 2 or bias.shape != weight.shape[:1] or (width is not None and weight.shape[1] != width):
+            takes = "" if width is None else f" x {width}"
+            raise ValueError(f"policy {source}: layer {layer!r} has weight {weight.shape} and bias {bias.shape}; "
+                             f"expected (out{takes}) and (out,)")
+        width = weight.shape[0]
+    if num_actions is not None and width != num_actions:
+        raise ValueError(f"policy {source}: its action layer has {width} outputs, the game {num_actions} actions")
+
 
 
 # ------------------------------------------------------------------- agent
@@ -139,7 +182,7 @@ class PolicyAgent(Agent):
         if weights is None:
             weights = load_policy(path)  # type: ignore[arg-type]
         else:
-            _check_weights(weights, "weights")
+            check_weights(weights, "weights")
         if game is not None and "game" in weights and str(weights["game"]) != game:
             raise ValueError(f"policy {path or 'weights'} was trained for {str(weights['game'])!r}, not {game!r}")
         self.weights = weights
@@ -187,10 +230,22 @@ def trained_path(game: str) -> Path:
     return POLICY_DIR / f"{game}.npz"
 
 
-def _make_policy(game: str, seed: int | None, path: str | None, greedy: bool) -> PolicyAgent:
+def game_sizes(game: str, num_players: int | None = None) -> tuple[int, int]:
+    """(observation size, action count) of ``game``'s env with ``num_players`` (where the seats vary)."""
+    from cardenvs.games import game_spec
+
+    env = game_spec(game).make_raw_env(num_players=num_players)
+    agent = env.possible_agents[0]
+    return env.observation_space(agent)["observation"].shape[0], env.action_space(agent).n
+
+
+def _make_policy(game: str, seed: int | None, path: str | None, greedy: bool,
+                 num_players: int | None = None) -> PolicyAgent:
     if path is None:
         raise ValueError(f"policy: give the file, e.g. policy:path=runs/{game}/policy.npz")
-    return PolicyAgent(seed=seed, path=path, greedy=greedy, game=game)
+    agent = PolicyAgent(seed=seed, path=path, greedy=greedy, game=game)
+    check_weights(agent.weights, path, *game_sizes(game, num_players))  # it plays this game: its sizes
+    return agent
 
 
 def make_policy_ring_rang(seed: int | None = None, path: str | None = None, greedy: bool = True, **_: Any):
@@ -198,9 +253,10 @@ def make_policy_ring_rang(seed: int | None = None, path: str | None = None, gree
     return _make_policy("ring_rang", seed, path, greedy)
 
 
-def make_policy_rang(seed: int | None = None, path: str | None = None, greedy: bool = True, **_: Any):
+def make_policy_rang(seed: int | None = None, path: str | None = None, greedy: bool = True, num_players: int = 4,
+                     **_: Any):
     """Registry factory of ``policy:path=FILE[,greedy=false]`` for Rang."""
-    return _make_policy("rang", seed, path, greedy)
+    return _make_policy("rang", seed, path, greedy, num_players)
 
 
 def make_trained_ring_rang(seed: int | None = None, greedy: bool = True, **_: Any) -> PolicyAgent:

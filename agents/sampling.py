@@ -28,6 +28,7 @@ hint that a player who drew could not play at that moment.
 from __future__ import annotations
 
 import random
+import weakref
 from collections import Counter
 from dataclasses import dataclass, field
 from math import factorial
@@ -302,18 +303,25 @@ class RangDiscardMemory:
     def __init__(self) -> None:
         self.cards: list[int] = []
         self._mark: tuple[Any, ...] | None = None
+        # the game of the last own decision, by a weak reference: an ``id()`` is reused once the game is freed
+        # (a position restored into a fresh env could then pass for the same game, with other discards)
+        self._game: weakref.ref[RangGame] | None = None
 
     def clear(self) -> None:
         self.cards = []
         self._mark = None
+        self._game = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return dict(self.__dict__, _game=None)  # a weak reference does not pickle: the copy forgets the game
 
     def refresh(self, game: RangGame) -> None:
         if self._mark is None:
             self.cards = []
             return
-        game_id, deal, pile, stock, discard, turns = self._mark
+        deal, pile, stock, discard, turns = self._mark
         kept = (
-            game_id == id(game)
+            self._game is not None and self._game() is game
             and deal == game.deal_number
             and len(game.discard) >= discard
             and len(game.stock) <= stock
@@ -330,7 +338,8 @@ class RangDiscardMemory:
         if discarding:
             self.cards.append(game.hands[seat][action - DISCARD_OFFSET][0])  # the engine discards the lowest copy
         discard_size = len(game.discard) + discarding
-        self._mark = (id(game), game.deal_number, tuple(game.pile), len(game.stock), discard_size, game.turns)
+        self._mark = (game.deal_number, tuple(game.pile), len(game.stock), discard_size, game.turns)
+        self._game = weakref.ref(game)
 
 
 @dataclass

@@ -227,9 +227,17 @@ def pimc_search(
     worlds: int,
     ms: float | None = None,
 ) -> tuple[int, dict[int, float]]:
-    """Best legal action by mean rollout reward over ``worlds`` sampled deals; also the means."""
-    samples = [rules.sample(view, rng) for _ in range(worlds)]
-    return world_search(rules, samples, view.seat, legal, rng, rollout, iterations, ms)
+    """Best legal action by mean rollout reward over ``worlds`` sampled deals; also the means.
+
+    With ``ms`` the clock starts before the worlds are sampled, and only the worlds the iterations can visit
+    are sampled (each is visited for every legal action in turn), so a huge ``worlds`` keeps the budget.
+    """
+    deadline = _deadline(ms)
+    wanted = worlds if ms is None else min(worlds, -(-iterations // len(legal)))
+    samples = []
+    while len(samples) < wanted and (not samples or time.perf_counter() <= deadline):
+        samples.append(rules.sample(view, rng))
+    return world_search(rules, samples, view.seat, legal, rng, rollout, iterations, deadline=deadline)
 
 
 def world_search(
@@ -241,13 +249,15 @@ def world_search(
     rollout: Callable[[Any, random.Random], None],
     iterations: int,
     ms: float | None = None,
+    deadline: float | None = None,
 ) -> tuple[int, dict[int, float]]:
     """Best legal action of ``seat`` by mean rollout reward over the given worlds, visited in turn.
 
     A batched rollout (:class:`AgentRollout` of a trained policy) plays each pass over the worlds and
-    actions as one batch; ``ms`` is then checked between passes.
+    actions as one batch; ``ms`` (or a ``deadline`` on :func:`time.perf_counter` set by the caller, whose
+    clock started earlier) is then checked between passes.
     """
-    deadline = _deadline(ms)
+    deadline = _deadline(ms) if deadline is None else deadline
     totals = dict.fromkeys(legal, 0.0)
     counts = dict.fromkeys(legal, 0)
     done = 0
@@ -345,6 +355,11 @@ def ismcts_search(
 
 
 # ----------------------------------------------------------------- the agents
+def _is_number(value: Any) -> bool:
+    """A finite int or float (not a bool, not NaN, not an infinity)."""
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+
+
 def _check_count(name: str, value: Any) -> None:
     """A search parameter counted in whole units (iterations, worlds): an int >= 1, else a ValueError naming it."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -370,9 +385,9 @@ class SearchAgent(Agent):
         if game not in GAMES:
             raise ValueError(f"game must be one of {sorted(GAMES)}, got {game!r}")
         _check_count("iterations", iterations)
-        if ms is not None and (isinstance(ms, bool) or not isinstance(ms, (int, float)) or ms <= 0):
+        if ms is not None and not (_is_number(ms) and ms > 0):  # NaN compares false: it would pass "<= 0"
             raise ValueError(f"ms must be a positive number of milliseconds, got {ms!r}")
-        if isinstance(win_bonus, bool) or not isinstance(win_bonus, (int, float)) or win_bonus < 0:
+        if not (_is_number(win_bonus) and win_bonus >= 0):
             raise ValueError(f"win_bonus must be a number >= 0, got {win_bonus!r}")
         self.game = game
         rules = GAMES[game].part("search")
@@ -492,7 +507,7 @@ class ISMCTSAgent(SearchAgent):
                  ms: float | None = None, rollout: str = "random", num_players: int | None = None,
                  win_bonus: float = 0.0):
         super().__init__(game, seed, iterations, ms, rollout, num_players, win_bonus)
-        if isinstance(c, bool) or not isinstance(c, (int, float)) or c < 0:
+        if not (_is_number(c) and c >= 0):
             raise ValueError(f"c (exploration) must be a number >= 0, got {c!r}")
         self.exploration = float(c)
 
@@ -535,9 +550,15 @@ class OracleAgent(SearchAgent):
 
     def choose(self, view: tuple[Any, int], legal: list[int], rng: random.Random) -> int:
         world, seat = view
-        worlds = [world] if self.sees == "all" else [self.rules.shuffled_stock(world, rng) for _ in range(self.worlds)]
+        deadline = _deadline(self.ms)  # the clock starts before the stock orders are drawn
+        worlds = [world]
+        if self.sees == "hands":
+            wanted = self.worlds if self.ms is None else min(self.worlds, -(-self.iterations // len(legal)))
+            worlds = [self.rules.shuffled_stock(world, rng)]
+            while len(worlds) < wanted and time.perf_counter() <= deadline:
+                worlds.append(self.rules.shuffled_stock(world, rng))
         action, self.last_values = world_search(self.rules, worlds, seat, legal, rng, self.rollout,
-                                                self.iterations, self.ms)
+                                                self.iterations, deadline=deadline)
         return action
 
 

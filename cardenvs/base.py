@@ -90,6 +90,11 @@ class CardGameEnv(AECEnv):
         as the PNG and HTML views hide them, so a replay for one seat gives nothing away."""
         return self._render_text(observer)
 
+    def action_text(self, action: int, seat: int, observer: int | None = None) -> str:
+        """The name of ``seat``'s ``action`` as ``observer`` may read it (None: everyone's view, the plain name).
+        A game whose moves can be hidden (a card discarded face down) names such a move without its card."""
+        return self.action_names[action]
+
     def _game_to_json(self) -> dict[str, Any]:
         raise NotImplementedError
 

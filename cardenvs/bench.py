@@ -159,10 +159,18 @@ def check_options(args: argparse.Namespace) -> None:
     for option in ("json", "plot"):
         path = getattr(args, option)
         if path:
+            if Path(path).is_dir():
+                raise ValueError(f"--{option} {path}: is a folder; give a file name such as {Path(path) / 'bench.'}"
+                                 f"{'json' if option == 'json' else 'png'}")
             try:
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
+                existed = Path(path).exists()
+                with open(path, "a"):  # writable now, not only after every loop has run
+                    pass
+                if not existed:
+                    Path(path).unlink()
             except OSError as error:
-                raise ValueError(f"--{option} {path}: cannot create its folder ({error.strerror or error})") from None
+                raise ValueError(f"--{option} {path}: cannot write there ({error.strerror or error})") from None
     if args.gin_python and not Path(args.gin_python).is_file():
         raise ValueError(f"--gin-python {args.gin_python}: no such interpreter")
 

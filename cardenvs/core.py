@@ -72,3 +72,20 @@ class Game(Protocol):
     def to_json(self) -> dict[str, Any]:
         """The whole state as JSON data; ``type(game).from_json(data, rng)`` restores it."""
         ...
+
+
+MAX_NESTING = 20  # lists and mappings in data read from a file (a record's options, a config; the deepest: 2)
+
+
+def check_nesting(value: Any, where: str, limit: int = MAX_NESTING) -> None:
+    """A ValueError naming ``where`` if ``value`` nests lists or mappings deeper than ``limit`` (checked without
+    recursion, so data too deep for Python's recursion is a one-line error, not a RecursionError later)."""
+    stack = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            raise ValueError(f"{where} is nested more than {limit} levels deep")
+        if isinstance(node, dict):
+            stack += [(v, depth + 1) for v in node.values()]
+        elif isinstance(node, list):
+            stack += [(v, depth + 1) for v in node]

@@ -482,6 +482,8 @@ class TerminalGame:
         except KeyboardInterrupt:  # Ctrl-C: stop like q, so --record still saves the moves so far
             self.write("\nInterrupted (Ctrl-C): the game stops here.")
             return False
+        finally:
+            self.write(self.outro())
 
     def _loop(self) -> bool:
         env = self.env
@@ -535,8 +537,13 @@ class TerminalGame:
         return self.text.why_not(typed)
 
     def intro(self) -> str:
+        """The first line: the game and the seats, not the seed (it gives every hand away)."""
         who = ", ".join(f"player_{s}: {spec}" for s, spec in enumerate(self.specs))
-        return f"=== {self.heading} (seed {self.seed}); you are player_{self.seat}. Seats: {who}"
+        return f"=== {self.heading}; you are player_{self.seat}. Seats: {who}"
+
+    def outro(self) -> str:
+        """The last line, once the game is over or left: the seed, which deals the same game again."""
+        return f"=== seed of this game: {self.seed} (--seed {self.seed} deals it again)"
 
 
 # ------------------------------------------------------------------ CLI
@@ -607,7 +614,9 @@ def main(argv: Sequence[str] | None = None, read: Callable[[str], str] = input) 
     )
     parser.add_argument("--partner", default=None, metavar="SPEC",
                         help="RING RANG: your partner across the table (default: rules_strong, else random)")
-    parser.add_argument("--seed", type=int, default=None, help="seed of the deal shuffles (and of the agents), >= 0")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="seed of the deal shuffles (and of the agents), >= 0 (default: random; printed when "
+                             "the game ends, as it gives every hand away)")
     parser.add_argument("--record", metavar="FILE", help="save the game as JSON for `cardenvs replay`")
     parser.add_argument("--no-color", action="store_true", help="no ANSI colours (also: NO_COLOR=1)")
     args = parser.parse_args(argv)  # fmt: skip

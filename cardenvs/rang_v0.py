@@ -73,6 +73,7 @@ from .cards import JOKER, RANKS, pretty, rank_text
 from .rang.engine import (
     DEFAULT_MAX_TURNS_PER_DEAL,
     DISCARD,
+    DISCARD_OFFSET,
     MAX_TURNS_LIMIT,
     NUM_KINDS,
     PHASE_NAMES,
@@ -206,6 +207,12 @@ class raw_env(CardGameEnv):
 
             return render_rgb(self)
         return super().render()
+
+    def action_text(self, action: int, seat: int, observer: int | None = None) -> str:
+        """A discard is face down: another seat's observer reads that a card was discarded, not which."""
+        if observer is not None and observer != seat and action >= DISCARD_OFFSET:
+            return "discard a card face down"
+        return self.action_names[action]
 
     def _render_text(self, observer: int | None = None) -> str:
         g = self.game

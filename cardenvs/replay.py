@@ -25,6 +25,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from cardenvs.core import check_nesting
 from cardenvs.games import GAMES, canonical_game
 
 FORMAT = "cardenvs-replay"
@@ -54,6 +55,7 @@ def record(
     agents: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """A JSON-ready record of a game; it is validated (a ValueError names the bad field)."""
+    check_nesting(options, "options")  # before json.dumps, which would recurse past the limit
     data: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,
@@ -83,7 +85,7 @@ def validate(data: Any) -> None:
     for field in ("env", "env_kwargs", "seed", "options", "actions"):
         if field not in data:
             raise ValueError(f"field {field!r} is missing")
-    if data["env"] not in GAMES:
+    if not isinstance(data["env"], str) or data["env"] not in GAMES:
         raise ValueError(f"field 'env' must be one of {sorted(GAMES)}, got {data['env']!r}")
     if not isinstance(data["env_kwargs"], dict):
         raise ValueError(f"field 'env_kwargs' must be an object, got {type(data['env_kwargs']).__name__}")
@@ -93,10 +95,11 @@ def validate(data: Any) -> None:
         raise ValueError("field 'env_kwargs': illegal_action must be 'raise' (a replay rejects an illegal move; "
                          f"it does not penalise it), got {data['env_kwargs']['illegal_action']!r:.80}")
     seed = data["seed"]
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        raise ValueError(f"field 'seed' must be a non-negative int or null, got {seed!r}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**128):
+        raise ValueError(f"field 'seed' must be an int in 0..2**128 - 1 or null, got {seed!r:.80}")
     if data["options"] is not None and not isinstance(data["options"], dict):
         raise ValueError(f"field 'options' must be an object or null, got {type(data['options']).__name__}")
+    check_nesting(data["options"], "field 'options'")
     actions = data["actions"]
     if not isinstance(actions, list):
         raise ValueError(f"field 'actions' must be a list of ints, got {type(actions).__name__}")
@@ -162,8 +165,12 @@ def load(path: str | Path) -> dict[str, Any]:
     """Read and validate a record file (ValueError naming the file and the problem)."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise ValueError(f"{path}: not JSON: {error}") from None
+    except ValueError as error:  # an integer of more digits than Python converts (a 5,000-digit seed)
+        raise ValueError(f"{path}: not a record: {error}") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not a record: nested too deeply") from None
     try:
         validate(data)
     except ValueError as error:
@@ -203,19 +210,25 @@ def observer_seat(text: str | None) -> int | None:
     return int(value)
 
 
+def replay_title(data: dict[str, Any], observer: int | None = None) -> str:
+    """The game and, for everyone's view only, its seed (which gives every hand away: not for one seat)."""
+    return f"{data['env']} seed {data['seed']}" if observer is None else f"{data['env']} seen by player_{observer}"
+
+
 def html_replay(data: dict[str, Any], observer: int | None = None) -> str:
-    """A self-contained HTML page stepping through the recorded game (one step per action)."""
+    """A self-contained HTML page stepping through the recorded game (one step per action); with ``observer``
+    nothing that seat could not see: the other hands, the seed, the cards of other seats' hidden moves."""
     from cardenvs.render import env_view, html_page
 
     frames = []
     for env, agent, action in steps(data):
         if action is None:
-            caption = f"start: {data['env']} seed {data['seed']}"
+            caption = f"start: {replay_title(data, observer)}"
         else:
-            caption = f"step {len(frames)}: {agent} {env.unwrapped.action_names[action]}"
+            seat = env.unwrapped.possible_agents.index(agent)
+            caption = f"step {len(frames)}: {agent} {env.unwrapped.action_text(action, seat, observer)}"
         frames.append({"caption": pretty_action(caption), "view": env_view(env, observer)})
-    title = f"cardenvs replay: {data['env']} seed {data['seed']}"
-    return html_page(frames, title)
+    return html_page(frames, f"cardenvs replay: {replay_title(data, observer)}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

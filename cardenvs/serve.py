@@ -17,21 +17,31 @@ header or a ``token`` query parameter)::
     GET  /api/state        the seat's view, its legal moves, the log
     POST /api/move         {"action": int, "turn": int}: play a move (turn = the state's turn, against double clicks)
     POST /api/resign       give the game up (its record becomes downloadable)
-    POST /api/new          deal a new game (the next seed)
+    POST /api/new          deal a new game (from a fresh random seed)
     GET  /api/record       the record (JSON attachment), once the game is over
 
-The server binds 127.0.0.1 by default and, while bound to a loopback address,
-answers only requests whose ``Host`` is a loopback name (against DNS rebinding).
+The server binds 127.0.0.1 by default. On every bind address it answers only
+requests whose ``Host`` names it (an IP address, ``localhost``, the name it was
+bound to, this machine's names when bound to all addresses): a page of another
+site that rebinds its name to this machine is refused. No page may frame it
+(``X-Frame-Options``, ``frame-ancestors``). Reads time out, the body of a
+request is read before the game is locked, and at most :data:`MAX_CONNECTIONS`
+connections are open (the longest idle one makes way for a new one), so slow
+or idle clients cannot stall the game for others.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ipaddress
 import json
 import secrets
+import socket
 import sys
 import threading
+import time
+import traceback
 from collections.abc import Callable, Sequence
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -44,6 +54,8 @@ from cardenvs.play import TerminalGame, default_opponent
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
 MAX_BODY = 4096
+MAX_CONNECTIONS = 64  # open connections at once; past it the longest idle one is closed
+SOCKET_TIMEOUT = 10.0  # seconds a read from a client may wait
 
 
 class MoveError(ValueError):
@@ -209,20 +221,68 @@ def _move(action: int, label: str, codes: list[str], face: str | None, text: str
 
 
 # ------------------------------------------------------------------ the server
-class App:
-    """The served game and how to deal the next one; one request at a time touches the game."""
+def fresh_seed() -> int:
+    """A game's seed from the operating system's entropy: no earlier game's seed tells anything about it."""
+    return secrets.randbelow(2**31)
 
-    def __init__(self, new_game: Callable[[int], WebGame], seed: int, title: str = "cardenvs serve") -> None:
+
+class App:
+    """The served game and how to deal the next one; one request at a time touches the game.
+
+    Every game after the first is dealt from :func:`fresh_seed` (``first_seed`` given or not): a seed shown
+    at the end of one game must not tell the person the hands of the next (as ``seed + 1`` did)."""
+
+    def __init__(self, new_game: Callable[[int], WebGame], first_seed: int | None = None,
+                 title: str = "cardenvs serve") -> None:
         self.new_game = new_game
-        self.seed = seed
+        self.seed = fresh_seed() if first_seed is None else first_seed
         self.title = title
         self.token = secrets.token_urlsafe(18)
         self.lock = threading.Lock()
-        self.game = new_game(seed)
+        self.game = new_game(self.seed)
 
     def next_game(self) -> None:
-        self.seed += 1
+        self.seed = fresh_seed()
         self.game = self.new_game(self.seed)
+
+
+class _Server(ThreadingHTTPServer):
+    """A threading server with a bound on its connections: at :data:`MAX_CONNECTIONS`, the connection idle
+    the longest (no request under way) is closed for a new one, so idle sockets cannot use up threads or
+    descriptors; every socket read has a timeout (:attr:`_Handler.timeout`)."""
+
+    daemon_threads = True
+    request_queue_size = 128  # the listen backlog: a burst of connections waits for accept(), not SYN retries
+
+    def __init__(self, address: tuple[str, int], handler: type, family: int) -> None:
+        self.address_family = family
+        self.connections: dict[Any, float | None] = {}  # socket -> idle since (monotonic), None: busy
+        self.connections_lock = threading.Lock()
+        super().__init__(address, handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self.connections_lock:
+            if len(self.connections) >= MAX_CONNECTIONS:
+                idle = [(since, sock) for sock, since in self.connections.items() if since is not None]
+                if not idle:
+                    self.shutdown_request(request)  # every connection is busy: refuse this one
+                    return
+                _, oldest = min(idle, key=lambda pair: pair[0])
+                self.connections.pop(oldest)
+                with contextlib.suppress(OSError):
+                    oldest.shutdown(socket.SHUT_RDWR)  # its thread's read ends, and the thread with it
+            self.connections[request] = time.monotonic()
+        super().process_request(request, client_address)
+
+    def mark(self, request: Any, busy: bool) -> None:
+        with self.connections_lock:
+            if request in self.connections:
+                self.connections[request] = None if busy else time.monotonic()
+
+    def shutdown_request(self, request: Any) -> None:
+        with self.connections_lock:
+            self.connections.pop(request, None)
+        super().shutdown_request(request)
 
 
 def make_server(app: App, host: str = "127.0.0.1", port: int = 0, verbose: bool = False) -> ThreadingHTTPServer:
@@ -232,11 +292,10 @@ def make_server(app: App, host: str = "127.0.0.1", port: int = 0, verbose: bool 
         pass
 
     Handler.app = app
-    Handler.loopback = _is_loopback(host)
+    Handler.allowed_hosts = allowed_host_names(host)
     Handler.quiet = not verbose
-    server = ThreadingHTTPServer((host, port), Handler)
-    server.daemon_threads = True
-    return server
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    return _Server((host.strip("[]"), port), Handler, family)
 
 
 def _is_loopback(host: str) -> bool:
@@ -248,11 +307,50 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def allowed_host_names(host: str) -> frozenset[str]:
+    """The names (besides IP literals) a request's ``Host`` may carry: those this server is reached by.
+
+    A page of another site that rebinds its own name to this machine's address sends that name: it is refused.
+    An IP literal cannot be rebound, so any is taken (``--host 127.0.0.2`` serves its own printed URL). Bound
+    to a loopback address: ``localhost``; bound to a name or to every address (``0.0.0.0``, ``::``): that
+    name and this machine's names too.
+    """
+    names = {"localhost", host.strip("[]").lower()}
+    if not _is_loopback(host):
+        names |= {socket.gethostname().lower(), socket.getfqdn().lower()}
+    return frozenset(names)
+
+
+def host_allowed(header: str, allowed: frozenset[str]) -> bool:
+    """Whether a ``Host`` header (``name``, ``name:port``, ``[v6]:port``) names this server."""
+    host = header.strip().lower()
+    if host.startswith("["):
+        name = host[1:host.find("]")] if "]" in host else ""
+        try:
+            return ipaddress.ip_address(name).version == 6
+        except ValueError:
+            return False
+    name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    try:
+        ipaddress.IPv4Address(name)
+        return True
+    except ValueError:
+        return bool(name) and name.rstrip(".") in allowed
+
+
 class _Handler(BaseHTTPRequestHandler):
     app: App
-    loopback: bool = True
+    allowed_hosts: frozenset[str] = frozenset(LOOPBACK_NAMES)
     server_version = "cardenvs-serve"
+    timeout = SOCKET_TIMEOUT  # seconds a read may wait (request line, headers, body): a slow client lets go
     quiet = True
+
+    def handle_one_request(self) -> None:
+        self.server.mark(self.request, busy=False)  # waiting for a request: may be closed for a new connection
+        try:
+            super().handle_one_request()
+        except TimeoutError:
+            self.close_connection = True
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the base class names it so)
         if not self.quiet:
@@ -266,6 +364,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-store")
         self.send_header("X-Content-Type-Options", "nosniff")
         self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("X-Frame-Options", "DENY")  # no other page may frame this one (clickjacking)
+        if "Content-Security-Policy" not in (headers or {}):
+            self.send_header("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
         for key, value in (headers or {}).items():
             self.send_header(key, value)
         self.end_headers()
@@ -279,20 +380,30 @@ class _Handler(BaseHTTPRequestHandler):
 
     # ------------------------------------------------------------- checks
     def _host_ok(self) -> bool:
-        if not self.loopback:
-            return True
-        host = (self.headers.get("Host") or "").lower()
-        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-        return name in LOOPBACK_NAMES
+        return host_allowed(self.headers.get("Host") or "", self.allowed_hosts)
 
     def _token_ok(self, query: dict[str, list[str]]) -> bool:
         given = self.headers.get("X-Cardenvs-Token") or (query.get("token") or [""])[0]
         return secrets.compare_digest(given.encode(), self.app.token.encode())
 
     def _route(self, method: str) -> None:
+        self.server.mark(self.request, busy=True)
+        try:
+            self._answer(method)
+        except TimeoutError:
+            self.close_connection = True  # the client stopped sending: no reply, the connection closes
+        except Exception as error:  # noqa: BLE001 - a bug must not leave the client with an empty reply
+            traceback.print_exc(file=sys.stderr)  # always (log_message is quiet without --verbose)
+            print(f"cardenvs serve: error answering {method} {self.path[:200]}: {error!r}", file=sys.stderr)
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self._error(HTTPStatus.INTERNAL_SERVER_ERROR, "internal error (see the server's log)")
+
+    def _answer(self, method: str) -> None:
         url = urlsplit(self.path)
         query = parse_qs(url.query)
         if not self._host_ok():
+            self.close_connection = True
             self._error(HTTPStatus.FORBIDDEN, "bad Host header")
             return
         if method == "GET" and url.path in ("/", "/index.html"):
@@ -317,8 +428,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(HTTPStatus.NOT_FOUND if url.path not in {p for _, p in routes} else 405, "no such endpoint")
             return
         try:
+            body = self._body() if method == "POST" else {}  # read whole before the game's lock is taken
             with self.app.lock:
-                handler()
+                handler(body)
         except MoveError as error:
             self._error(HTTPStatus.CONFLICT, str(error))
         except ValueError as error:
@@ -330,40 +442,53 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802
         self._route("POST")
 
+    def do_PUT(self) -> None:  # noqa: N802 (every other method: a JSON 405 or 404, not http.server's HTML 501)
+        self._route("PUT")
+
+    do_DELETE = do_PATCH = do_OPTIONS = do_PUT  # noqa: N815
+
     # ------------------------------------------------------------- endpoints
     def _body(self) -> dict[str, Any]:
+        text = self.headers.get("Content-Length") or "0"
+        if not text.isdigit():
+            self.close_connection = True
+            raise ValueError(f"bad Content-Length {text[:20]!r}")
+        length = int(text)
+        if length > MAX_BODY:
+            self.close_connection = True  # the body is not read: the connection cannot carry another request
+            raise ValueError("request body too large")
+        raw = self.rfile.read(length)  # a timeout (SOCKET_TIMEOUT) if the client sends less than it declared
+        if len(raw) < length:
+            self.close_connection = True
+            raise ValueError("the body ended before its Content-Length")
         if not (self.headers.get("Content-Type") or "").startswith("application/json"):
             raise ValueError("the body must be JSON (Content-Type: application/json)")
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > MAX_BODY:
-            raise ValueError("request body too large")
         try:
-            data = json.loads(self.rfile.read(length) or b"{}")
-        except json.JSONDecodeError as error:
+            data = json.loads(raw or b"{}")
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
             raise ValueError(f"the body is not JSON: {error}") from None
+        except RecursionError:
+            raise ValueError("the body is nested too deeply") from None
         if not isinstance(data, dict):
             raise ValueError("the body must be a JSON object")
         return data
 
-    def _state(self) -> None:
+    def _state(self, body: dict[str, Any]) -> None:
         self._json(HTTPStatus.OK, self.app.game.state())
 
-    def _move(self) -> None:
-        data = self._body()
-        self.app.game.move(data.get("action"), data.get("turn"))
+    def _move(self, body: dict[str, Any]) -> None:
+        self.app.game.move(body.get("action"), body.get("turn"))
         self._json(HTTPStatus.OK, self.app.game.state())
 
-    def _resign(self) -> None:
-        self._body()
+    def _resign(self, body: dict[str, Any]) -> None:
         self.app.game.resign()
         self._json(HTTPStatus.OK, self.app.game.state())
 
-    def _new(self) -> None:
-        self._body()
+    def _new(self, body: dict[str, Any]) -> None:
         self.app.next_game()
         self._json(HTTPStatus.OK, self.app.game.state())
 
-    def _record(self) -> None:
+    def _record(self, body: dict[str, Any]) -> None:
         game = self.app.game
         data = game.to_record()
         name = f"cardenvs-{game.game_name}-seed{game.seed}.json"
@@ -373,7 +498,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 # ------------------------------------------------------------------ the page
-CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; img-src 'self'"
+CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; img-src 'self'; "
+       "frame-ancestors 'none'")
 
 _PAGE_CSS = """
 #bar{flex-wrap:wrap}#bar .title{font-weight:bold;margin-right:12px}#status{color:#fd6;min-width:12em}
@@ -483,7 +609,7 @@ _PAGE = """<!DOCTYPE html>
 <style>
 __CSS__</style></head><body data-busy="1" data-turn="-1" data-over="0">
 <div id="bar"><span class="title">__TITLE__</span><span id="status"></span>
-<button id="new" title="deal a new game (the next seed)">new game</button>
+<button id="new" title="deal a new game (from a fresh random seed)">new game</button>
 <button id="resign" title="end this game now (its log becomes downloadable)">give up</button>
 <a id="download" class="off" href="#">download game log (replay JSON)</a></div>
 <div id="seats" style="padding:4px 12px;font-size:13px"></div><div id="error"></div>
@@ -550,7 +676,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--episode", default=None, help="ring-rang: game (to 20 points, default) or round; rang: match or deal"
     )
     parser.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
-    parser.add_argument("--seed", type=int, default=None, help="seed of the first game (the next game: seed + 1)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="seed of the first game (default: random; every later game is dealt from a fresh "
+                             "random seed, shown when that game is over)")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     parser.add_argument("--port", type=int, default=0, help="port (default 0: a free one; the URL is printed)")
     parser.add_argument("--open", action="store_true", help="open the page in the default browser")
@@ -570,13 +698,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ValueError(f"--seed must be >= 0, got {args.seed}")
         opponents = args.opponents or [default_opponent(game_name)]
         specs = seat_specs(game_name, num_players, args.seat, opponents, args.partner)
-        seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
 
         def new_game(game_seed: int) -> WebGame:
             return WebGame(game_name, env_kwargs, args.seat, specs, game_seed)
 
         title = spec.heading(num_players)
-        app = App(new_game, seed, f"cardenvs serve: {title}")  # builds every agent: bad specs fail here
+        app = App(new_game, args.seed, f"cardenvs serve: {title}")  # builds every agent: bad specs fail here
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

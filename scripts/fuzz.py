@@ -10,7 +10,11 @@ leave the env exactly as it was (snapshot and observations compared before and
 after). Between bad calls the envs play random legal (or stalling, adversarial)
 moves, sometimes reset mid-game (with or without seed and options), round-trip
 through snapshot/restore, and step after the end. At the end of every episode the
-card conservation, the rules' invariants and the rewards are checked. A progress
+card conservation, the rules' invariants and the rewards are checked. Every 40 episodes the apps are
+fuzzed too (``cardenvs play`` with wrong input, ``cardenvs serve`` over HTTP with malformed requests,
+``cardenvs replay --observer`` of their records and of crafted records: no crash, no 500, no hidden hand
+or early seed), with crafted ``.npz`` policies, train configs and batched env states (``--no-apps``
+skips these: they need the ``[train]`` extra). A progress
 line is printed every few seconds, and a final report of games, steps and bad calls.
 Exit status 1 if any failure was found (the first ones are printed).
 """
@@ -79,6 +83,8 @@ class Stats:
     copies: int = 0
     truncated: int = 0
     gym_episodes: int = 0
+    app_games: int = 0  # games played through cardenvs play / serve (and replayed)
+    app_requests: int = 0  # HTTP requests to cardenvs serve
     failures: list[str] = field(default_factory=list)
 
     def fail(self, message: str) -> None:
@@ -781,11 +787,403 @@ def fuzz_gym(game: str, seed: int, stats: Stats) -> None:
         stats.fail(f"{context}: crash {type(error).__name__}: {error}\n{traceback.format_exc(limit=6)}")
 
 
+# ------------------------------------------------------------------ the apps and crafted inputs (issue 34)
+SERVE_STATUSES = {200, 400, 403, 404, 405, 409}  # never a 500, never an empty reply
+
+
+def _hidden_hands_shown(view: dict[str, Any], seat: int) -> bool:
+    return any(s.get("cards") is not None for i, s in enumerate(view["seats"]) if i != seat)
+
+
+def fuzz_play(game: str, rng: random.Random, stats: Stats, folder: str) -> dict[str, Any] | None:
+    """``cardenvs play`` through a game (or until ``q``) with typed input that is often wrong: numbers out of
+    range, card codes, garbage, control characters. It must finish (exit 0), show no seed before its last
+    line, and save a record that replays. Returns the record."""
+    import contextlib
+    import io
+    from pathlib import Path
+
+    from cardenvs.play import main as play_main
+    from cardenvs.replay import load, replay
+
+    seed = rng.randrange(10**8, 10**9)  # nine digits: in no output by chance
+    path = Path(folder) / f"play_{game}_{seed}.json"
+    n = rng.randrange(2, 6)
+    argv = [game, "--seed", str(seed), "--record", str(path), "--no-color", "--opponents", "random"]
+    argv += ["--players", str(n), "--episode", "deal", "--seat", str(rng.randrange(n))] if game == "rang" else \
+        ["--episode", "round", "--partner", "random", "--seat", str(rng.randrange(4))]  # fmt: skip
+    junk = ["", " ", "0", "999", "-1", "1.5", "QH", "10d", "jk", "k", "x" * 300, "\x00", "\u2665", "1 2", "Q", "T"]
+    quit_after = rng.choice([None, None, None, rng.randrange(1, 30)])
+    asked = [0]
+
+    def read(prompt: str) -> str:
+        asked[0] += 1
+        if quit_after is not None and asked[0] > quit_after:
+            return "quit"
+        stats.bad_by_kind["app: play inputs"] += 1
+        return rng.choice(junk) if rng.random() < 0.3 else str(rng.randrange(1, 4))
+
+    out = io.StringIO()
+    context = f"play {' '.join(argv)}"
+    try:
+        with contextlib.redirect_stdout(out):
+            code = play_main(argv, read=read)
+    except Exception as error:  # noqa: BLE001
+        stats.fail(f"{context}: crash {type(error).__name__}: {error}\n{traceback.format_exc(limit=6)}")
+        return None
+    text = out.getvalue()
+    if code != 0:
+        stats.fail(f"{context}: exit {code}")
+        return None
+    body, _, last = text.rpartition("=== seed of this game")
+    if str(seed) in body or str(seed) not in last:
+        stats.fail(f"{context}: the seed is shown before the end (or not at the end)")
+    try:
+        data = load(path)
+        replay(data)
+    except ValueError as error:
+        stats.fail(f"{context}: the record does not replay: {error}")
+        return None
+    stats.app_games += 1
+    return data
+
+
+def fuzz_serve(game: str, rng: random.Random, stats: Stats, requests: int = 120) -> list[dict[str, Any]]:
+    """``cardenvs serve`` over HTTP: legal moves among malformed bodies, wrong types, stale turns, wrong tokens,
+    bad Host headers, unknown paths and methods, deep nesting, give-ups and new games. Every reply is one of
+    :data:`SERVE_STATUSES` with a JSON body; the state never shows another hand, nor the seed before the end.
+    Returns the records of the games that ended."""
+    import http.client
+    import threading
+
+    from cardenvs.serve import App, WebGame, make_server
+
+    n = rng.randrange(2, 6) if game == "rang" else 4
+    env_kwargs = {"num_players": n, "episode": "deal"} if game == "rang" else {"episode": "round"}
+    seat = rng.randrange(n)
+    app = App(lambda s: WebGame(game, env_kwargs, seat, ["random"] * (n - 1), s))
+    server = make_server(app, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    port = server.server_address[1]
+    records, state = [], None
+    bodies = [b"", b"{", b"[]", b"null", b"\xff", b"[" * 3000, b'{"action": "1"}', b'{"action": 1.0}',
+              b'{"action": true}', b'{"action": 99999999999999999999}', b'{"action": [1]}', b'{"turn": "x"}',
+              b'{"action": null, "turn": null}', b'{"action": -1}', b"x" * 5000]  # fmt: skip
+    try:
+        for _ in range(requests):
+            method, path, body = "GET", "/api/state", None
+            headers = {"X-Cardenvs-Token": app.token, "Content-Type": "application/json", "Host": f"127.0.0.1:{port}"}
+            roll = rng.random()
+            if state and state["finished"] and roll < 0.6:  # the record, then a new game
+                method, path = ("GET", "/api/record") if roll < 0.4 else ("POST", "/api/new")
+                body = None if method == "GET" else b"{}"
+            elif state and state["moves"] and roll < 0.45:
+                move = rng.choice(state["moves"])
+                turn = state["turn"] if rng.random() < 0.9 else state["turn"] + rng.choice([-1, 1])
+                method, path, body = "POST", "/api/move", json.dumps({"action": move["action"], "turn": turn}).encode()
+            elif roll < 0.65:
+                method, path, body = "POST", "/api/move", rng.choice(bodies)
+            elif roll < 0.7:
+                method, path, body = "POST", rng.choice(["/api/resign", "/api/new"]), b"{}"
+            elif roll < 0.75:
+                headers["X-Cardenvs-Token"] = rng.choice(["", "x", app.token[:-1]])
+            elif roll < 0.8:
+                headers["Host"] = rng.choice(["evil.example", f"rebound.test:{port}", "", "[::1", "a:b:c"])
+            elif roll < 0.85:
+                method, path = rng.choice(["GET", "POST", "PUT", "DELETE"]), rng.choice(
+                    ["/api/nothing", "/api/record", "/../etc/passwd", "/api/state?token=" + "x" * 500, "/"])
+                body = b"{}" if method != "GET" else None
+            elif roll < 0.9:
+                headers["Content-Type"] = rng.choice(["text/plain", "", "application/json; charset=latin-1"])
+                method, path, body = "POST", "/api/move", b'{"action": 0}'
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            try:
+                connection.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+                for key, value in headers.items():
+                    connection.putheader(key, value)
+                if body is not None:
+                    connection.putheader("Content-Length", str(len(body)))
+                connection.endheaders(body)
+                reply = connection.getresponse()
+                status, text = reply.status, reply.read()
+            except (OSError, http.client.HTTPException) as error:
+                stats.fail(f"serve {game} {method} {path}: no reply ({type(error).__name__}: {error})")
+                continue
+            finally:
+                connection.close()
+            stats.app_requests += 1
+            stats.bad_by_kind[f"app: serve {status}"] += 1
+            if status not in SERVE_STATUSES:
+                stats.fail(f"serve {game} {method} {path} {body!r:.60}: status {status}")
+            if path == "/" and status == 200:
+                continue
+            try:
+                data = json.loads(text)
+            except ValueError:
+                stats.fail(f"serve {game} {method} {path}: a reply that is not JSON: {text[:80]!r}")
+                continue
+            if status != 200:
+                if "error" not in data:
+                    stats.fail(f"serve {game} {method} {path}: error reply without a message")
+                continue
+            if path == "/api/record":
+                records.append(data)
+                continue
+            state = data
+            if _hidden_hands_shown(state["view"], seat):
+                stats.fail(f"serve {game}: the state shows another hand")
+            if not state["finished"] and state["seed"] is not None:
+                stats.fail(f"serve {game}: the seed before the end")
+            if state["finished"] and rng.random() < 0.5:
+                state = None  # next: fetch the record or the state again
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+    stats.app_games += len(records)
+    return records
+
+
+def fuzz_replay(record: dict[str, Any], rng: random.Random, stats: Stats, folder: str) -> None:
+    """``cardenvs replay`` on a record and on crafted ones (random edits, deep nesting, huge numbers): exit 0,
+    or exit 2 with one line naming the file; ``--observer`` output holds no seed and no other hand."""
+    import contextlib
+    import io
+    from pathlib import Path
+
+    from cardenvs.replay import main as replay_main
+
+    path = Path(folder) / "fuzz_record.json"
+    html = Path(folder) / "fuzz_record.html"
+    crafted = copy.deepcopy(record)
+    kind = rng.choice(["as recorded", "edited", "edited", "deep options", "huge seed", "deep actions"])
+    text = None
+    if kind == "edited":
+        kind = f"edited {corrupt(crafted, rng)}"
+    elif kind == "deep options":
+        text = json.dumps(dict(crafted, options=None)).replace('"options": null',
+                                                               '"options": {"a": ' + "[" * 3000 + "]" * 3000 + "}")
+    elif kind == "huge seed":
+        text = json.dumps(dict(crafted, seed=0)).replace('"seed": 0', '"seed": ' + "9" * rng.choice([40, 5000]))
+    elif kind == "deep actions":
+        text = json.dumps(dict(crafted, actions=[])).replace('"actions": []', '"actions": ' + "[" * 3000 + "]" * 3000)
+    path.write_text(text if text is not None else json.dumps(crafted))
+    seats = record["env_kwargs"].get("num_players", 4)
+    observer = rng.randrange(seats)
+    argv = [str(path), "--html", str(html), "--observer", str(observer)]
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = replay_main(argv)
+    except Exception as error:  # noqa: BLE001
+        stats.fail(f"replay ({kind}): crash {type(error).__name__}: {error}\n{traceback.format_exc(limit=6)}")
+        return
+    stats.bad_by_kind[f"app: replay {'accepted' if code == 0 else 'refused'}"] += 1
+    if code == 2:
+        message = err.getvalue()
+        if message.count("\n") != 1 or not message.startswith("error: "):
+            stats.fail(f"replay ({kind}): not a one-line error: {message[:200]!r}")
+        return
+    if code != 0:
+        stats.fail(f"replay ({kind}): exit {code}")
+        return
+    page = html.read_text(encoding="utf-8")
+    seed = str(crafted.get("seed"))
+    if len(seed) >= 7 and (seed in page or seed in out.getvalue()):
+        stats.fail(f"replay --observer ({kind}): the seed is shown")
+    frames = json.loads(page.split('<script id="frames" type="application/json">', 1)[1].split("</script>", 1)[0]
+                        .replace("<\\/", "</"))  # fmt: skip
+    if any(_hidden_hands_shown(frame["view"], observer) for frame in frames):
+        stats.fail(f"replay --observer ({kind}): another hand is shown")
+
+
+def fuzz_apps(game: str, rng: random.Random, stats: Stats) -> None:
+    """One round of the apps: play, serve, and replay of what they recorded."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        records = fuzz_serve(game, rng, stats)
+        played = fuzz_play(game, rng, stats, folder)
+        for record in [r for r in (played, *records) if r is not None]:
+            for _ in range(3):
+                fuzz_replay(record, rng, stats, folder)
+
+
+def _crafted(kind: str, call: Callable[[], Any], stats: Stats, after: Callable[[Any], None] | None = None) -> None:
+    """``call`` with a crafted input: a ValueError, or (accepted) a result ``after`` can use without error."""
+    try:
+        result = call()
+    except ValueError:
+        stats.bad_by_kind[f"crafted {kind}: refused"] += 1
+        return
+    except Exception as error:  # noqa: BLE001
+        stats.fail(f"crafted {kind}: {type(error).__name__} instead of ValueError: {error}")
+        return
+    stats.bad_by_kind[f"crafted {kind}: accepted"] += 1
+    if after is not None:
+        try:
+            after(result)
+        except Exception as error:  # noqa: BLE001
+            stats.fail(f"crafted {kind}: accepted, then {type(error).__name__}: {error}")
+
+
+def fuzz_policies(game: str, rng: random.Random, stats: Stats) -> None:
+    """Crafted ``.npz`` policies (names, shapes, dtypes, values edited): refused at load, or they play."""
+    import tempfile
+    from pathlib import Path
+
+    from cardenvs.agents.policy import load_policy, save_policy, trained_path
+    from cardenvs.agents.registry import make_agent
+
+    weights = load_policy(trained_path(game))
+    env_info = {"num_players": 4} if game == "rang" else {}
+    for _ in range(4):
+        edited = dict(weights)
+        key = rng.choice(sorted(edited))
+        how = rng.choice(["drop", "rename", "transpose", "slice", "strings", "ints", "nan", "extra", "scalar",
+                          "float64", "grow"])
+        value = np.asarray(edited[key])
+        if how == "drop":
+            del edited[key]
+        elif how == "rename":
+            edited[key.replace("0", "7").replace("action", "hidden9") or "x"] = edited.pop(key)
+        elif how == "transpose" and value.ndim == 2:
+            edited[key] = value.T
+        elif how == "slice" and value.ndim >= 1:
+            edited[key] = value[: rng.randrange(max(value.shape[0], 1))]
+        elif how == "strings":
+            edited[key] = value.astype(str)
+        elif how == "ints" and value.dtype.kind == "f":
+            edited[key] = value.astype(np.int64)
+        elif how == "nan" and value.dtype.kind == "f":
+            edited[key] = np.where(np.arange(value.size).reshape(value.shape) == 0, np.nan, value)
+        elif how == "extra":
+            edited["extra/weight"] = np.zeros(3, np.float32)
+        elif how == "scalar":
+            edited[key] = np.float32(1)
+        elif how == "float64" and value.dtype.kind == "f":
+            edited[key] = value.astype(np.float64)
+        elif how == "grow" and value.ndim >= 1:
+            edited[key] = np.concatenate([value, value[:1]])
+        with tempfile.TemporaryDirectory() as folder:
+            path = save_policy(edited, Path(folder) / "crafted.npz")
+
+            def plays(agent: Any) -> None:
+                env = make_env(game, True, **env_info)
+                env.reset(seed=rng.randrange(2**32))
+                for _ in range(30):
+                    if not env.agents:
+                        return
+                    if env.terminations[env.agent_selection] or env.truncations[env.agent_selection]:
+                        env.step(None)
+                        continue
+                    env.step(agent.act(env.observe(env.agent_selection)))  # an illegal action raises here
+
+            _crafted(f"policy ({how})", lambda p=path: make_agent(f"policy:path={p}", game, seed=0, **env_info),
+                     stats, plays)
+
+
+CONFIG_VALUES = (None, -1, 0, 1, 0.5, -5.0, 1e308, float("nan"), "x", "", True, [], {}, [1], {"a": 1}, "rang",
+                 "ring_rang", [[[[]]]], {"colour": "red"}, 2**70)
+
+
+def fuzz_configs(rng: random.Random, stats: Stats) -> None:
+    """Crafted train configs (a valid one with one field set to an odd value, unknown fields, aliases, deep
+    nesting, empty files): a one-line ValueError, or a config that validates. No run is started."""
+    import tempfile
+    from dataclasses import fields
+    from pathlib import Path
+
+    import yaml
+
+    from cardenvs.train.config_files import load_config
+    from cardenvs.train.selfplay import TrainConfig
+    from cardenvs.train.vector_ppo import VectorPPOConfig
+
+    schema = rng.choice([TrainConfig, VectorPPOConfig])
+    data: dict[str, Any] = {"game": rng.choice(["rang", "ring_rang"]), "run_dir": "runs/fuzz-never-written",
+                            "total_steps": 100, "eval_opponents": ["random"]}
+    name = rng.choice([f.name for f in fields(schema)] + ["unknown_field"])
+    data[name] = rng.choice(CONFIG_VALUES)
+    text = yaml.safe_dump(data) if not (isinstance(data[name], float) and data[name] != data[name]) else \
+        yaml.safe_dump(dict(data, **{name: 0})).replace(f"{name}: 0", f"{name}: .nan")  # fmt: skip
+    special = rng.random()
+    if special < 0.05:
+        text = ""
+    elif special < 0.1:
+        text = "game: rang\nrun_dir: x\nenv_kwargs:\n  a: &a [1, 1]\n  b: [*a, *a]\n"
+    elif special < 0.15:
+        text = "game: rang\nenv_kwargs: " + "[" * rng.choice([30, 5000]) + "]" * 5000
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "config.yaml"
+        path.write_text(text)
+        _crafted(f"config {schema.__name__}", lambda: load_config(path, schema), stats,
+                 lambda config: config.validate())
+    if Path("runs/fuzz-never-written").exists():
+        stats.fail("a crafted config created its run folder")
+
+
+def fuzz_batched_states(game: str, rng: random.Random, stats: Stats) -> None:
+    """A batched env's state with one value of one game changed: refused (nothing changed), or it steps on."""
+    import torch
+
+    from cardenvs.games import game_spec
+
+    spec = game_spec(game)
+    n = rng.randrange(2, 7) if game == "rang" else 4
+    make = spec.vector_env_class()
+    kwargs = {"num_players": n, "episode": rng.choice(["deal", "match"])} if game == "rang" else \
+        {"episode": rng.choice(["round", "game"])}  # fmt: skip
+    env = make(4, seed=rng.randrange(2**32), **kwargs)
+    out = env.reset()
+    generator = torch.Generator().manual_seed(rng.randrange(2**32))
+    mask = out[1]
+    for _ in range(rng.randrange(1, 120)):
+        mask = env.step(torch.multinomial(mask.float(), 1, generator=generator).squeeze(1))[1]
+    state = env.state_dict()
+    names = [k for k, v in state.items() if isinstance(v, torch.Tensor) and v.dtype != torch.bool and v.numel()]
+    name = rng.choice(names)
+    tensor = state[name].clone()
+    flat = tensor.view(-1)
+    index = rng.randrange(flat.numel())
+    flat[index] = rng.choice([-2, -1, 0, 1, 2, 3, 5, 9, 13, 51, 52, 99, 127])
+    state[name] = tensor
+    target = make(4, seed=1, **kwargs)
+    target.reset()
+    before = {k: v.clone() for k, v in target.state_dict().items() if isinstance(v, torch.Tensor)}
+
+    def steps(_: Any) -> None:
+        mask = target._mask if hasattr(target, "_mask") else None
+        for _ in range(60):
+            mask = target.step(torch.multinomial(mask.float(), 1, generator=generator).squeeze(1))[1]
+
+    try:
+        target.load_state_dict(state)
+    except ValueError:
+        stats.bad_by_kind[f"crafted batched {game} state: refused"] += 1
+        after = target.state_dict()
+        if any(not torch.equal(after[k], v) for k, v in before.items()):
+            stats.fail(f"crafted batched {game} state ({name}[{index}]): refused, but the env changed")
+        return
+    except Exception as error:  # noqa: BLE001
+        stats.fail(f"crafted batched {game} state ({name}[{index}]): {type(error).__name__}: {error}")
+        return
+    stats.bad_by_kind[f"crafted batched {game} state: accepted"] += 1
+    try:
+        steps(None)
+    except Exception as error:  # noqa: BLE001
+        stats.fail(f"crafted batched {game} state ({name}[{index}]) accepted, then {type(error).__name__}: {error}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=1.0, help="how long to fuzz")
     parser.add_argument("--seed", type=int, default=0, help="seed of the whole run (reproducible)")
     parser.add_argument("--bad-rate", type=float, default=0.3, help="chance of a bad call before each step")
+    parser.add_argument("--no-apps", dest="apps", action="store_false",
+                        help="skip the apps (play, serve, replay) and the crafted policies, configs and batched "
+                             "states (they need the [train] extra)")
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
     stats = Stats()
@@ -808,6 +1206,11 @@ def main(argv: list[str] | None = None) -> int:
                 fuzz_gym(other, rng.randrange(2**32), stats)
             if episodes % 200 == 0:
                 fuzz_constructors(other, stats)
+            if episodes % 40 == 0 and args.apps:
+                fuzz_apps(other, rng, stats)
+                fuzz_policies(other, rng, stats)
+                fuzz_batched_states(other, rng, stats)
+                fuzz_configs(rng, stats)
         episodes += 1
         now = time.monotonic()
         if now - last_print >= 5:
@@ -829,6 +1232,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"    {reason}: {count}")
     print(f"  resets mid-game: {stats.resets_mid_game}, snapshot round trips and restores: {stats.copies}")
     print(f"  gym episodes finished: {stats.gym_episodes}")
+    print(f"  app games (play, serve) played and replayed: {stats.app_games}; serve requests: {stats.app_requests}")
     print(f"  failures: {len(stats.failures)}")
     for failure in stats.failures[:10]:
         print("  - " + failure)

@@ -6,6 +6,7 @@ every run config (SB3, batched PPO, distillation) makes the same way, so they ar
 
 from __future__ import annotations
 
+import math
 import types
 import typing
 from collections.abc import Sequence
@@ -14,6 +15,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
+from cardenvs.core import check_nesting
 from cardenvs.games import GameSpec, canonical_game, game_spec
 
 
@@ -28,14 +30,30 @@ def read_yaml_mapping(path: str | Path, kind: str) -> dict[str, Any]:
         raise ValueError(f"reading {kind} {path} needs PyYAML: pip install 'cardenvs[train]' "
                          "(or pip install pyyaml)") from None
 
+    class NoAliasLoader(yaml.SafeLoader):
+        """YAML without aliases: a config needs none, and an alias bomb expands exponentially when read."""
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                mark = self.peek_event().start_mark
+                raise yaml.YAMLError(f"aliases (*name) are not allowed in a config (line {mark.line + 1}, "
+                                     f"column {mark.column + 1})")
+            return super().compose_node(parent, index)
+
     try:
-        data = yaml.safe_load(Path(path).read_text()) or {}
+        data = yaml.load(Path(path).read_text(), Loader=NoAliasLoader)  # noqa: S506 (a SafeLoader)
     except OSError as error:
         raise ValueError(f"cannot read {kind} {path}: {error}") from None
     except yaml.YAMLError as error:
-        raise ValueError(f"{kind} {path} is not valid YAML: {error}") from None
+        raise ValueError(f"{kind} {path} is not valid YAML: {' '.join(str(error).split())}") from None
+    except RecursionError:
+        raise ValueError(f"{kind} {path} is nested too deeply") from None
+    if data is None or data == {}:
+        raise ValueError(f"{kind} {path} is empty; give at least the fields that differ from the defaults "
+                         "(game, run_dir, ...), as in the files of configs/")
     if not isinstance(data, dict):
         raise ValueError(f"{kind} {path}: expected a mapping of fields")
+    check_nesting(data, f"{kind} {path}")
     return data
 
 
@@ -51,15 +69,29 @@ def config_from_dict(data: dict[str, Any], source: str, schema: type) -> Any:
     unknown = sorted(set(data) - known)
     if unknown:
         raise ValueError(f"{source}: unknown field(s) {unknown}; known: {sorted(known)}")
+    check_nesting(data, source)
     for name, value in data.items():
         if not _has_type(value, hints[name]):
-            raise ValueError(f"{source}: field {name!r} expects {_type_name(hints[name])}, got {value!r}")
+            raise ValueError(f"{source}: field {name!r} expects {_type_name(hints[name])}, got {value!r:.200}")
+        if not _finite(value):
+            raise ValueError(f"{source}: field {name!r} holds NaN or an infinity: {value!r:.200}")
     config = schema(**data)
     try:
         config.validate()
     except ValueError as error:
         raise ValueError(f"{source}: {error}") from None
     return config
+
+
+def _finite(value: Any) -> bool:
+    """No float in ``value`` (or in its lists and mappings) is NaN or infinite."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_finite(v) for v in value)
+    return True
 
 
 def _has_type(value: Any, hint: Any) -> bool:
@@ -127,7 +159,27 @@ def check_game_config(config: Any, counts: Sequence[str] = (), agent_fields: Seq
     episodes = tuple(spec.episodes.values())
     if getattr(config, "episode", "") and config.episode not in episodes:
         raise ValueError(f"episode: expected one of {episodes} for {config.game}, got {config.episode!r}")
+    env_kwargs = getattr(config, "env_kwargs", None)
+    if env_kwargs:  # the evaluation env takes them (and the trainer's): a wrong one fails now, not after work
+        reserved = sorted(set(env_kwargs) & {"episode", "num_players", "render_mode"})
+        if reserved:
+            raise ValueError(f"env_kwargs: {reserved} are fields of the config itself, not env_kwargs")
+        try:
+            spec.make_raw_env(getattr(config, "episode", "") or None, config.num_players, **env_kwargs)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"env_kwargs: the {spec.title} env does not take {env_kwargs!r:.200}: {error}") from None
     return spec
+
+
+def check_ppo(config: Any, clip: str) -> None:
+    """PPO's numbers in their ranges: a negative discount or clip range trained silently before."""
+    checks = {"learning_rate": (config.learning_rate > 0, "> 0"), "gamma": (0 < config.gamma <= 1, "in (0, 1]"),
+              "gae_lambda": (0 <= config.gae_lambda <= 1, "in [0, 1]"), clip: (getattr(config, clip) > 0, "> 0"),
+              "ent_coef": (config.ent_coef >= 0, ">= 0"), "vf_coef": (config.vf_coef >= 0, ">= 0"),
+              "max_grad_norm": (config.max_grad_norm > 0, "> 0")}  # fmt: skip
+    for name, (ok, wanted) in checks.items():
+        if not ok:
+            raise ValueError(f"{name}: expected a number {wanted}, got {getattr(config, name)!r}")
 
 
 def check_network(config: Any) -> None:

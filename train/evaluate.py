@@ -833,7 +833,9 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     parser.add_argument("--chunks", metavar="FOLDER",
                         help="save each chunk of deals there as it completes; run again with the same folder to "
                              "play only the deals not saved yet (a stopped or preempted run resumes)")
-    parser.add_argument("--out", help="folder for results.json/csv/png (default: print only)")
+    parser.add_argument("--out", help="folder for results.json/csv/png (default: print only; a folder that holds "
+                                      "results.json is refused unless --overwrite)")
+    parser.add_argument("--overwrite", action="store_true", help="replace the results an earlier run left in --out")
     parser.add_argument("--no-progress", action="store_false", dest="progress", default=None,
                         help="no progress bar")
     parser.add_argument("--gauntlet", action="store_true", default=None,
@@ -859,7 +861,7 @@ MISSING_TRAIN_EXTRA = "pip install 'cardenvs[train]'"
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    overrides = {k: v for k, v in vars(args).items() if k != "config"}
+    overrides = {k: v for k, v in vars(args).items() if k not in ("config", "overwrite")}
     try:
         if args.config:
             config = load_config(args.config, overrides)
@@ -868,6 +870,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             config.validate()
         if config.out:
             check_writable(config.out)
+            if (Path(config.out) / "results.json").exists() and not args.overwrite:
+                raise ValueError(f"--out {config.out} already holds results.json (an earlier evaluation); choose "
+                                 "another --out, or pass --overwrite to replace it")
     except (ValueError, TypeError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -9,13 +9,17 @@ progress bar and the publishing of the final policy and curve.
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import errno
+import functools
 import hashlib
 import json
+import os
 import re
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -98,14 +102,153 @@ def _is_count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
+# ------------------------------------------------------------------ the run folder's lock
+LOCK_NAME = "run.lock"
+_held: dict[Path, int] = {}  # run folder -> the open descriptor of its lock file (this process holds the lock)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return pid > 0
+    return True
+
+
+def lock_run_dir(run_dir: Path) -> None:
+    """Take ``run_dir``'s lock (``run.lock``, an OS file lock held while this process trains there).
+
+    A second trainer on the folder is refused with one line naming the process that holds it; the lock
+    of a process that died (its file left behind) is taken over. Taking a lock this process holds is a no-op.
+    """
+    key = run_dir.resolve()
+    if key in _held:
+        return
+    path = run_dir / LOCK_NAME
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        previous = os.read(fd, 200).decode("utf-8", "replace").split()
+        if not _os_lock(fd, previous):
+            holder = f"process {previous[0]}" if previous else "another process"
+            raise ValueError(f"{run_dir} is in use by {holder} (training there now; {path}); wait for it to end, "
+                             "or use another run_dir")
+        if previous and previous[0].isdigit() and int(previous[0]) != os.getpid() and not _pid_alive(int(previous[0])):
+            print(f"note: took over the lock of {run_dir} left by process {previous[0]}, which is no longer "
+                  "running", file=sys.stderr)
+        os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.write(fd, f"{os.getpid()}\n".encode())
+    except BaseException:
+        os.close(fd)
+        raise
+    _held[key] = fd
+
+
+def _os_lock(fd: int, previous: list[str]) -> bool:
+    """An exclusive lock on the open file ``fd`` that the OS drops when the process ends (False: taken)."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: the process id written in the file decides
+        return not (previous and previous[0].isdigit() and int(previous[0]) != os.getpid()
+                    and _pid_alive(int(previous[0])))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as error:
+        if error.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+            return False
+        raise
+    return True
+
+
+def unlock_run_dir(run_dir: Path) -> None:
+    """Let ``run_dir``'s lock go (the file stays: the next run takes it)."""
+    fd = _held.pop(run_dir.resolve(), None)
+    if fd is not None:
+        os.close(fd)  # closing the descriptor drops the OS lock
+
+
+def holds_run_lock(train: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorate a trainer ``train(config, ...)``: the run folder's lock (taken by :func:`open_run_dir`) is let go
+    when it returns or fails."""
+
+    @functools.wraps(train)
+    def locked(config: Any, *args: Any, **kwargs: Any) -> Any:
+        run_dir = Path(config.run_dir)
+        held = run_dir.resolve() in _held
+        try:
+            return train(config, *args, **kwargs)
+        finally:
+            if not held:
+                unlock_run_dir(run_dir)
+
+    return locked
+
+
+# ------------------------------------------------------------------ a full disk
+@contextlib.contextmanager
+def disk_full_message(what: str, where: Path, intact: str = "") -> Iterator[None]:
+    """Turn a write that failed for want of space (``ENOSPC``, or torch's ``basic_ios::clear: iostream error``)
+    into one line: the disk is full, where, and what is intact; ``where`` is removed if it is a partial folder."""
+    try:
+        yield
+    except (OSError, RuntimeError) as error:
+        full = getattr(error, "errno", None) in (errno.ENOSPC, errno.EDQUOT) or (
+            isinstance(error, RuntimeError) and "iostream error" in str(error) and _free_bytes(where) < 2**20)
+        if not full:
+            raise
+        if where.is_dir():
+            shutil.rmtree(where, ignore_errors=True)
+        raise DiskFullError(f"the disk is full: writing {what} to {where} failed ({_free_bytes(where)} bytes free)"
+                            f"{intact}; free some space, then run again") from None
+
+
+class DiskFullError(ValueError):
+    """No space left where a run writes."""
+
+
+def _free_bytes(path: Path) -> int:
+    for folder in (path, *path.parents):
+        if folder.exists():
+            try:
+                return shutil.disk_usage(folder).free
+            except OSError:
+                return 0
+    return 0
+
+
+def checkpoint_writes(run_dir: Path, folder: Path, steps: int) -> contextlib.AbstractContextManager[None]:
+    """Around the writing of a checkpoint folder: a full disk is one line naming it, and the last whole
+    checkpoint (``latest.json`` moves only after every file is written) stays the one to resume."""
+    latest = run_dir / "checkpoints" / "latest.json"
+    intact = ""
+    if latest.exists():
+        with contextlib.suppress(ValueError, OSError, KeyError, TypeError):
+            intact = f"; the checkpoint of step {json.loads(latest.read_text())['steps']} is intact (--resume)"
+    return disk_full_message(f"the checkpoint of step {steps}", folder, intact)
+
+
+# ------------------------------------------------------------------ opening a run
 def open_run_dir(run_dir: Path, config: Any, resume: bool, resumable: tuple[str, ...],
                  files: tuple[str, ...] = ("state.json",),
                  state_keys: tuple[str, ...] = ("steps", "config")) -> tuple[Path, dict] | None:
-    """Check the run folder before anything is written; the checkpoint to resume, if any.
+    """Check the run folder before anything is written, take its lock (:func:`lock_run_dir`; a trainer
+    decorated with :func:`holds_run_lock` lets it go at its end); the checkpoint to resume, if any.
 
     A resume must use the checkpoint's config except the ``resumable`` fields and ``run_dir``
     (a run folder may be moved or copied); a fresh run refuses a folder that already holds one.
     """
+    _check_run_dir(run_dir, config, resume, resumable, files, state_keys)  # nothing written if it fails
+    run_dir.mkdir(parents=True, exist_ok=True)
+    lock_run_dir(run_dir)
+    checkpoint = _check_run_dir(run_dir, config, resume, resumable, files, state_keys)  # again, under the lock
+    (run_dir / "config.json").write_text(json.dumps(asdict(config), indent=1))
+    return checkpoint
+
+
+def _check_run_dir(run_dir: Path, config: Any, resume: bool, resumable: tuple[str, ...], files: tuple[str, ...],
+                   state_keys: tuple[str, ...]) -> tuple[Path, dict] | None:
     checkpoint = None
     if resume:
         folder, state = load_checkpoint(run_dir, files, state_keys)
@@ -118,8 +261,6 @@ def open_run_dir(run_dir: Path, config: Any, resume: bool, resumable: tuple[str,
         checkpoint = (folder, state)
     elif (run_dir / "checkpoints" / "latest.json").exists():
         raise ValueError(f"{run_dir} already holds a run; use --resume, or another run_dir")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.json").write_text(json.dumps(asdict(config), indent=1))
     return checkpoint
 
 
@@ -148,13 +289,34 @@ def append_curve(curve_csv: Path, steps: int, wall: float, rows: list[dict[str, 
             writer.writerow({"steps": steps, "wall_s": round(wall, 1), **row})
 
 
+def _whole_row(row: dict[str, Any]) -> bool:
+    """A curve row with every field, its numbers numbers (not a line torn by a crash mid-write)."""
+    if None in row or any(row.get(name) in (None, "") for name in CURVE_FIELDS):
+        return False
+    try:
+        int(row["steps"]), int(row["deals"]), int(row["episodes"])
+        floats = [float(row[name]) for name in ("wall_s", "win_rate", "ci95_low", "ci95_high", "mean_points")]
+    except ValueError:
+        return False
+    return all(value == value for value in floats)  # NaN is no measurement either
+
+
 def truncate_curve(curve_csv: Path, steps: int) -> None:
-    """Drop the evaluations logged after ``steps`` (a resumed run redoes them)."""
-    rows = list(csv.DictReader(curve_csv.open())) if curve_csv.exists() else []
-    with curve_csv.open("w", newline="") as f:
+    """Drop the evaluations logged after ``steps`` (a resumed run redoes them), and any row torn by a crash
+    mid-write (its evaluation is redone too, if it was after the checkpoint; a note says how many)."""
+    rows = []
+    if curve_csv.exists():
+        with curve_csv.open(newline="") as f:
+            rows = list(csv.DictReader(f))
+    whole = [r for r in rows if _whole_row(r)]
+    if len(whole) < len(rows):
+        print(f"note: {curve_csv}: dropped {len(rows) - len(whole)} torn row(s) (a crash mid-write)", file=sys.stderr)
+    temporary = curve_csv.with_name(curve_csv.name + ".tmp")
+    with temporary.open("w", newline="") as f:
         writer = csv.DictWriter(f, CURVE_FIELDS)
         writer.writeheader()
-        writer.writerows(r for r in rows if int(r["steps"]) <= steps)
+        writer.writerows({k: r[k] for k in CURVE_FIELDS} for r in whole if int(r["steps"]) <= steps)
+    temporary.replace(curve_csv)
 
 
 def evaluate_policy(config: Any, policy_path: Path) -> list[dict[str, Any]]:
@@ -227,8 +389,14 @@ def run_main(argv: list[str] | None, prog: str, description: str, schema: type, 
         if args.run_dir:
             config.run_dir = args.run_dir
         train(config, resume=args.resume)
-    except ValueError as error:  # CheckpointError included
+    except ValueError as error:  # CheckpointError, DiskFullError included
         print(f"error: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        if error.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        print(f"error: the disk is full: {error.strerror} writing {error.filename}; the last checkpoint is intact: "
+              "free some space, then run again with --resume", file=sys.stderr)
         return 2
     return 0
 

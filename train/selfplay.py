@@ -32,12 +32,14 @@ from typing import Any
 
 import numpy as np
 
-from .config_files import check_game_config, check_network
+from .config_files import check_game_config, check_network, check_ppo
 from .runs import (
     CheckpointError,
     append_curve,
+    checkpoint_writes,
     commit_checkpoint,
     evaluate_policy,
+    holds_run_lock,
     open_run_dir,
     plot_curve,
     publish_outputs,
@@ -106,6 +108,7 @@ class TrainConfig:
             agent_fields=("opponents", "eval_opponents"),
         )
         check_network(self)
+        check_ppo(self, "clip_range")
 
 
 # Fields that may change when a run is resumed (a curriculum: e.g. add baselines to the pool later).
@@ -125,20 +128,21 @@ def save_checkpoint(run_dir: Path, model: Any, pool: OpponentPool, envs: list[Se
     root = run_dir / "checkpoints"
     folder = root / f"step_{state['steps']}"
     shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    # tensors only (SB3's model.zip holds cloudpickled fields: loading it can run code)
-    torch.save({"policy": model.policy.state_dict(), "optimizer": model.policy.optimizer.state_dict()},
-               folder / "model.pt")
-    np.savez(folder / "pool.npz", **pool.to_arrays())
-    rng_state = {
-        "numpy": _jsonable(np.random.get_state()),
-        "python": _jsonable(random.getstate()),
-        "torch": torch.get_rng_state().tolist(),
-        "envs": [env.rng.bit_generator.state for env in envs],
-    }
-    counters = {"n_updates": model._n_updates, "episode_num": model._episode_num}
-    (folder / "state.json").write_text(json.dumps({**state, "rng": rng_state, "model": counters}))
-    commit_checkpoint(run_dir, folder, CHECKPOINT_FILES, state["steps"], keep)
+    with checkpoint_writes(run_dir, folder, state["steps"]):  # a full disk: one line, the last checkpoint kept
+        folder.mkdir(parents=True)
+        # tensors only (SB3's model.zip holds cloudpickled fields: loading it can run code)
+        torch.save({"policy": model.policy.state_dict(), "optimizer": model.policy.optimizer.state_dict()},
+                   folder / "model.pt")
+        np.savez(folder / "pool.npz", **pool.to_arrays())
+        rng_state = {
+            "numpy": _jsonable(np.random.get_state()),
+            "python": _jsonable(random.getstate()),
+            "torch": torch.get_rng_state().tolist(),
+            "envs": [env.rng.bit_generator.state for env in envs],
+        }
+        counters = {"n_updates": model._n_updates, "episode_num": model._episode_num}
+        (folder / "state.json").write_text(json.dumps({**state, "rng": rng_state, "model": counters}))
+        commit_checkpoint(run_dir, folder, CHECKPOINT_FILES, state["steps"], keep)
 
 
 def _jsonable(value: Any) -> Any:
@@ -163,6 +167,7 @@ def _restore_rng(rng_state: dict, envs: list[SelfPlayEnv]) -> None:
 
 # -------------------------------------------------------------- evaluation
 # --------------------------------------------------------------------- run
+@holds_run_lock
 def train(config: TrainConfig, resume: bool = False) -> Path:
     """Train (or resume) the run of ``config``; returns the exported policy's path."""
     import torch

@@ -45,12 +45,14 @@ from torch import nn
 from cardenvs.agents.policy import layer_names, load_policy, policy_arrays, policy_layers, save_policy
 from cardenvs.agents.registry import make_agent
 from cardenvs.games import game_spec
-from cardenvs.train.config_files import check_game_config, check_network
+from cardenvs.train.config_files import check_game_config, check_network, check_ppo
 from cardenvs.train.runs import (
     CURVE_FIELDS,
     CheckpointError,
+    checkpoint_writes,
     commit_checkpoint,
     evaluate_policy,
+    holds_run_lock,
     open_run_dir,
     plot_curve,
     publish_outputs,
@@ -136,6 +138,13 @@ class VectorPPOConfig:
             agent_fields=("rule_opponents", "eval_opponents"),
         )
         check_network(self)
+        check_ppo(self, "clip_coef")
+        if self.env_kwargs:  # the batched env takes them too (the evaluation env's are checked above)
+            try:
+                spec.vector_env_class()(1, **spec.env_kwargs(self.episode, self.num_players), **self.env_kwargs)
+            except (TypeError, ValueError) as error:
+                raise ValueError(f"env_kwargs: the batched {spec.title} env does not take {self.env_kwargs!r:.200}: "
+                                 f"{error}") from None
         if not 0 <= self.rule_games <= self.num_envs:
             raise ValueError(f"rule_games: expected 0..num_envs ({self.num_envs}), got {self.rule_games!r}")
         if not 0 <= self.pfsp <= 10:
@@ -524,16 +533,17 @@ def save_checkpoint(run_dir: Path, model: ActorCritic, optimizer: torch.optim.Op
     """``checkpoints/step_<N>/``: model + optimizer, league, env and seating state, RNGs; then ``latest.json``."""
     folder = run_dir / "checkpoints" / f"step_{state['steps']}"
     shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict()}, folder / "model.pt")
-    arrays: dict[str, np.ndarray] = {"names": np.array([s.name for s in league], dtype=str)}
-    for i, snapshot in enumerate(league):
-        arrays.update({f"{i}/{key}": value for key, value in snapshot.weights.items()})
-    np.savez(folder / "league.npz", **arrays)
-    torch.save({"env": env.state_dict(), "games": games, "seating": seating.state(),
-                "generator": generator.get_state(), "torch": torch.get_rng_state()}, folder / "games.pt")
-    (folder / "state.json").write_text(json.dumps(state))
-    commit_checkpoint(run_dir, folder, ("model.pt", "league.npz", "games.pt", "state.json"), state["steps"], keep)
+    with checkpoint_writes(run_dir, folder, state["steps"]):  # a full disk: one line, the last checkpoint kept
+        folder.mkdir(parents=True)
+        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict()}, folder / "model.pt")
+        arrays: dict[str, np.ndarray] = {"names": np.array([s.name for s in league], dtype=str)}
+        for i, snapshot in enumerate(league):
+            arrays.update({f"{i}/{key}": value for key, value in snapshot.weights.items()})
+        np.savez(folder / "league.npz", **arrays)
+        torch.save({"env": env.state_dict(), "games": games, "seating": seating.state(),
+                    "generator": generator.get_state(), "torch": torch.get_rng_state()}, folder / "games.pt")
+        (folder / "state.json").write_text(json.dumps(state))
+        commit_checkpoint(run_dir, folder, ("model.pt", "league.npz", "games.pt", "state.json"), state["steps"], keep)
 
 
 def load_league(path: Path) -> list[Snapshot]:
@@ -560,6 +570,7 @@ class _NoTensorBoard:
         pass
 
 
+@holds_run_lock
 def train(config: VectorPPOConfig, resume: bool = False) -> Path:
     """Train (or resume) the run of ``config``; returns the exported policy's path."""
     try:

@@ -124,6 +124,7 @@ class RangGame:
         "deck_size", "hands", "hand_size", "hand_bits", "stock", "discard", "pile", "top", "pile_counts",
         "own_discards", "phase", "current", "out_seat", "turns", "deal_number", "given_decks",
         "deal_over", "match_over", "truncated", "went_out", "last_points", "last_eliminated", "log",
+        "__weakref__",  # a search's memory knows its game by a weak reference (an id() is reused)
     )  # fmt: skip
 
     # ------------------------------------------------------------ creation

@@ -546,12 +546,9 @@ class RingRangGame:
         ):
             raise ValueError(f"game field 'declared' must be a list of 4 bools, got {data['declared']!r:.80}")
         game.declared = list(data["declared"])
-        try:
-            game.chooser_draws = [[(int(s), int(c)) for s, c in draw] for draw in data["chooser_draws"]]
-            game.history = [_trick_from_json(t) for t in data["history"]]
-            game.rounds = [dict(r, history=[_trick_from_json(t) for t in r["history"]]) for r in data["rounds"]]
-        except (KeyError, TypeError, ValueError) as error:
-            raise ValueError(f"game field 'chooser_draws', 'history' or 'rounds' is malformed: {error!r}") from None
+        game.chooser_draws = _chooser_draws_from_json(data["chooser_draws"])
+        game.history = _tricks_from_json(data["history"], "game field 'history'")
+        game.rounds = _rounds_from_json(data["rounds"])
         game._check_consistency()
         game.rng = rng if rng is not None else np.random.default_rng()
         return game
@@ -566,6 +563,7 @@ class RingRangGame:
                 raise ValueError(f"game field 'hands[{seat}]' shares cards with another hand")
             seen |= hand
         self._check_settings_and_round()
+        self._check_past_rounds()
         if self.phase == PHASE_TRUMP:
             chooser_cards = sum(1 << c for c in self.deck[:5])
             others = [h for s, h in enumerate(self.hands) if s != self.chooser]
@@ -628,21 +626,36 @@ class RingRangGame:
         ):
             raise ValueError("game fields 'deck'/'decks_used' are not the given deck of this round")
 
+    def _check_past_rounds(self) -> None:
+        """Each finished round follows the rules as the current one does: a replay of 4-card tricks from its
+        chooser's lead, ended as the rules end a round and scored by the rules (a crafted past round crashed a
+        render, a replay or the served page later). The scores stay free (a state may start at any score)."""
+        for index, past in enumerate(self.rounds):
+            where = f"game field 'rounds[{index}]'"
+            history = past["history"]
+            if len(history) != past["tricks_played"] or any(len(cards) != 4 for _, cards, _, _ in history):
+                raise ValueError(f"{where}: 'history' must hold 'tricks_played' tricks of 4 cards")
+            played = [card for _, cards, _, _ in history for card in cards]
+            if len(set(played)) != len(played):
+                raise ValueError(f"{where}: a card is played twice")
+            _, _, lifted, _, _ = _replay_tricks(history, past["chooser"], past["trump"], where)
+            a, b = lifted
+            decided = max(a, b) >= TRICKS_TO_WIN and min(a, b) >= 1
+            ended = len(history) == NUM_TRICKS or (self.stop_when_decided and decided)
+            if not ended or lifted != past["lifted"]:
+                raise ValueError(f"{where}: the round did not end by the rules, or 'lifted' is not its tricks")
+            team = 0 if a >= TRICKS_TO_WIN else 1
+            points = ROUND_POINTS
+            if lifted[team] == NUM_TRICKS:
+                points = SLAM_POINTS if team == (past["chooser"] & 1) else SLAM_POINTS_DEFENDERS
+            chooser = (past["chooser"] + 2) & 3 if team == (past["chooser"] & 1) else (past["chooser"] + 1) & 3
+            if (past["winner_team"], past["points"], past["next_chooser"]) != (team, points, chooser):
+                raise ValueError(f"{where}: 'winner_team'/'points'/'next_chooser' are not the rules' result")
+
     def _check_tricks(self) -> None:
         """Replay the round's tricks: leaders, winners, lifts, pile, streak and knocks agree (the hands are free)."""
-        leader, pile, streak, lifted, lifted_any = self.chooser, 0, -1, [0, 0], False
-        for number, (first, cards, winner, lift) in enumerate(self.history, 1):
-            if first != leader or trick_winner(first, cards, self.trump)[0] != winner:
-                raise ValueError(f"game field 'history': trick {number} has the wrong leader or winner")
-            pile += 1
-            want = 0
-            if number == NUM_TRICKS or (streak == winner and pile >= (2 if lifted_any else 3)):
-                want, lifted[winner & 1], pile, streak, lifted_any = pile, lifted[winner & 1] + pile, 0, -1, True
-            else:
-                streak = winner
-            if lift != want:
-                raise ValueError(f"game field 'history': trick {number} lifts {lift}, the rules say {want}")
-            leader = winner
+        leader, pile, lifted, streak, lifted_any = _replay_tricks(self.history, self.chooser, self.trump,
+                                                                  "game field 'history'")
         if (pile, streak, lifted, lifted_any) != (self.pile, self.streak, self.lifted, self.lifted_any):
             raise ValueError("game fields 'pile'/'streak'/'lifted'/'lifted_any' do not follow from 'history'")
         if self.phase == PHASE_PLAY and self.leader != leader:
@@ -654,13 +667,103 @@ class RingRangGame:
             raise ValueError("game field 'knock_ended' does not fit 'next_honour' and the cards played")
 
 
+def _replay_tricks(history: list[tuple[int, tuple[int, ...], int, int]], chooser: int, trump: int,
+                   where: str) -> tuple[int, int, list[int], int, bool]:
+    """Replay tricks from the chooser's lead: (next leader, pile, lifted, streak, lifted_any) if each trick's
+    leader, winner and lift are the rules' (ValueError naming ``where`` otherwise)."""
+    leader, pile, streak, lifted, lifted_any = chooser, 0, -1, [0, 0], False
+    for number, (first, cards, winner, lift) in enumerate(history, 1):
+        if first != leader or trick_winner(first, cards, trump)[0] != winner:
+            raise ValueError(f"{where}: trick {number} has the wrong leader or winner")
+        pile += 1
+        want = 0
+        if number == NUM_TRICKS or (streak == winner and pile >= (2 if lifted_any else 3)):
+            want, lifted[winner & 1], pile, streak, lifted_any = pile, lifted[winner & 1] + pile, 0, -1, True
+        else:
+            streak = winner
+        if lift != want:
+            raise ValueError(f"{where}: trick {number} lifts {lift}, the rules say {want}")
+        leader = winner
+    return leader, pile, lifted, streak, lifted_any
+
+
 def _trick_to_json(trick: tuple[int, tuple[int, ...], int, int]) -> dict[str, Any]:
     leader, cards, winner, lift = trick
     return {"leader": leader, "cards": list(cards), "winner": winner, "lifted": lift}
 
 
-def _trick_from_json(data: dict[str, Any]) -> tuple[int, tuple[int, ...], int, int]:
-    return (int(data["leader"]), tuple(int(c) for c in data["cards"]), int(data["winner"]), int(data["lifted"]))
+def _int_in(value: Any, low: int, high: int, where: str) -> int:
+    """``value`` if it is an int in low..high (not a bool, a float or a string that would convert)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{where} must be an int in {low}..{high}, got {value!r:.80}")
+    return value
+
+
+def _fields(data: Any, keys: tuple[str, ...], where: str) -> dict[str, Any]:
+    if not isinstance(data, dict) or set(data) != set(keys):
+        raise ValueError(f"{where} must be an object with exactly the keys {list(keys)}, got {data!r:.120}")
+    return data
+
+
+def _tricks_from_json(data: Any, where: str) -> list[tuple[int, tuple[int, ...], int, int]]:
+    if not isinstance(data, list) or len(data) > NUM_TRICKS:
+        raise ValueError(f"{where} must be a list of at most {NUM_TRICKS} tricks, got {data!r:.80}")
+    tricks = []
+    for i, trick in enumerate(data):
+        at = f"{where}[{i}]"
+        trick = _fields(trick, ("leader", "cards", "winner", "lifted"), at)
+        cards = trick["cards"]
+        if not isinstance(cards, list) or not 1 <= len(cards) <= NUM_SEATS:
+            raise ValueError(f"{at}.cards must be a list of 1..{NUM_SEATS} cards, got {cards!r:.80}")
+        tricks.append((_int_in(trick["leader"], 0, 3, f"{at}.leader"),
+                       tuple(_int_in(c, 0, 51, f"{at}.cards[{j}]") for j, c in enumerate(cards)),
+                       _int_in(trick["winner"], 0, 3, f"{at}.winner"),
+                       _int_in(trick["lifted"], 0, NUM_TRICKS, f"{at}.lifted")))  # fmt: skip
+    return tricks
+
+
+_ROUND_KEYS = ("chooser", "trump", "lifted", "tricks_played", "winner_team", "points", "next_chooser", "history")
+
+
+def _rounds_from_json(data: Any) -> list[dict[str, Any]]:
+    """The finished rounds, every value checked for type and range (their rules: ``_check_past_rounds``)."""
+    if not isinstance(data, list):
+        raise ValueError(f"game field 'rounds' must be a list of rounds, got {data!r:.80}")
+    rounds = []
+    for i, past in enumerate(data):
+        at = f"game field 'rounds[{i}]'"
+        past = _fields(past, _ROUND_KEYS, at)
+        lifted = past["lifted"]
+        if not isinstance(lifted, list) or len(lifted) != 2:
+            raise ValueError(f"{at}.lifted must be a list of 2 ints, got {lifted!r:.80}")
+        rounds.append({
+            "chooser": _int_in(past["chooser"], 0, 3, f"{at}.chooser"),
+            "trump": _int_in(past["trump"], 0, 3, f"{at}.trump"),
+            "lifted": [_int_in(x, 0, NUM_TRICKS, f"{at}.lifted[{j}]") for j, x in enumerate(lifted)],
+            "tricks_played": _int_in(past["tricks_played"], 1, NUM_TRICKS, f"{at}.tricks_played"),
+            "winner_team": _int_in(past["winner_team"], 0, 1, f"{at}.winner_team"),
+            "points": _int_in(past["points"], ROUND_POINTS, SLAM_POINTS_DEFENDERS, f"{at}.points"),
+            "next_chooser": _int_in(past["next_chooser"], 0, 3, f"{at}.next_chooser"),
+            "history": _tricks_from_json(past["history"], f"{at}.history"),
+        })  # fmt: skip
+    return rounds
+
+
+def _chooser_draws_from_json(data: Any) -> list[list[tuple[int, int]]]:
+    if not isinstance(data, list):
+        raise ValueError(f"game field 'chooser_draws' must be a list, got {data!r:.80}")
+    draws = []
+    for i, draw in enumerate(data):
+        if not isinstance(draw, list):
+            raise ValueError(f"game field 'chooser_draws[{i}]' must be a list of [seat, card] pairs")
+        pairs = []
+        for j, pair in enumerate(draw):
+            at = f"game field 'chooser_draws[{i}][{j}]'"
+            if not isinstance(pair, list | tuple) or len(pair) != 2:
+                raise ValueError(f"{at} must be a [seat, card] pair, got {pair!r:.80}")
+            pairs.append((_int_in(pair[0], 0, 3, at + "[0]"), _int_in(pair[1], 0, 51, at + "[1]")))
+        draws.append(pairs)
+    return draws
 
 
 # The encoder sits beside the engine and imports it: bound last, when every name above exists (a module

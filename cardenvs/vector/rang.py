@@ -278,14 +278,60 @@ class RangVectorEnv:
                 raise ValueError(f"state {key}={state.get(key)!r} does not match this env's {getattr(self, key)!r}")
         for name in STATE_FIELDS:
             mine = getattr(self, name)
+            if name not in state:
+                raise ValueError(f"state field {name} is missing")
             theirs = torch.as_tensor(state[name])
-            if theirs.shape != mine.shape:
-                raise ValueError(f"state field {name} has shape {tuple(theirs.shape)}, expected {tuple(mine.shape)}")
+            if theirs.shape != mine.shape or theirs.dtype != mine.dtype:
+                raise ValueError(f"state field {name} is {theirs.dtype} of shape {tuple(theirs.shape)}, expected "
+                                 f"{mine.dtype} of shape {tuple(mine.shape)}")
+        if state.get("has_reset", True):  # before reset() the arrays hold no game yet
+            self._check_values({name: torch.as_tensor(state[name]).to(self.device) for name in STATE_FIELDS})
         for name in STATE_FIELDS:
             getattr(self, name).copy_(torch.as_tensor(state[name]))
         self.generator.set_state(state["generator"])
         self._has_reset = bool(state["has_reset"])
         self._mask = self._legal_mask()
+
+    def _check_values(self, state: dict[str, torch.Tensor]) -> None:
+        """Every game of a state to load is one the rules can reach: seats, phase and counters in range, each
+        hand's size its cards, the pile's counts and top its cards, and every card of the deck in one place (a
+        value out of range crashed the next step; one in range but wrong ran on silently)."""
+        b, n, width = self.batch_size, self.num_players, self.stock.shape[1]
+
+        def require(name: str, ok: torch.Tensor) -> None:
+            ok = ok.reshape(b, -1).all(1)
+            if not bool(ok.all()):
+                game = int((~ok).nonzero()[0])
+                raise ValueError(f"state field {name}: game {game} holds a value the rules cannot reach")
+
+        alive = state["alive"]
+        require("alive", alive.sum(1) >= 1)
+        for name, low, high in (("current", 0, n - 1), ("dealer", 0, n - 1), ("first_dealer", 0, n - 1),
+                                ("out_seat", NOBODY, n - 1), ("turns", 0, self.max_turns_per_deal),
+                                ("stock_len", 0, width), ("discard_len", 0, width), ("pile_len", 1, width),
+                                ("top", 0, NUM_KINDS - 1), ("totals", 0, 2**40), ("hands", 0, 8),
+                                ("own_discards", 0, 127), ("pile_counts", 0, 8)):  # fmt: skip
+            require(name, (state[name] >= low) & (state[name] <= high))
+        require("phase", (state["phase"] == PLAY) | (state["phase"] == PLAY_AFTER_JOKER) | (state["phase"] == DISCARD))
+        require("current", alive.gather(1, state["current"].unsqueeze(1)))
+        require("alive", ~alive | (state["totals"] < ELIMINATION_TOTAL))
+        require("big_deck", ~state["big_deck"] | torch.tensor(self.max_deck == 108, device=self.device))
+        hands = state["hands"].long()
+        require("hand_size", (state["hand_size"] == hands.sum(2)) & (alive | (state["hand_size"] == 0)))
+        counts = hands.sum(1)
+        position = torch.arange(width, device=self.device)
+        for name in ("stock", "discard", "pile"):
+            used = position < state[f"{name}_len"].unsqueeze(1)
+            kinds = state[name].long()
+            require(name, ~used | ((kinds >= 0) & (kinds < NUM_KINDS)))
+            held = torch.zeros(b, NUM_KINDS, dtype=torch.int64, device=self.device)
+            held.scatter_add_(1, kinds.clamp(0, NUM_KINDS - 1), used.long())
+            counts += held
+            if name == "pile":
+                require("pile_counts", held == state["pile_counts"].long())
+                require("top", kinds.gather(1, (state["pile_len"] - 1).unsqueeze(1)).squeeze(1) == state["top"])
+        deck = torch.stack([torch.bincount(self._deck_kinds[size].long(), minlength=NUM_KINDS) for size in (54, 108)])
+        require("hands", counts == deck[state["big_deck"].long()])  # every card of the deck in one place
 
     # -------------------------------------------------------- observation
     def _seat_rows(self, rows: torch.Tensor, seat: torch.Tensor) -> torch.Tensor:

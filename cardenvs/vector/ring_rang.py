@@ -261,13 +261,66 @@ class RingRangVectorEnv:
         decks = data.get("given_decks")
         if decks is not None and (not isinstance(decks, torch.Tensor) or decks.shape[0] != self.batch_size):
             raise ValueError("state_dict field 'given_decks' must be None or a (B, R, 52) tensor")
+        if decks is not None and (decks.dim() != 3 or decks.shape[2] != 52 or decks.dtype != torch.int64):
+            raise ValueError("state_dict field 'given_decks' must be None or a (B, R, 52) int64 tensor")
+        saved = {name: getattr(self, name) for name in _STATE}
         for name in _STATE:
             setattr(self, name, data[name].to(self.device).clone())
+        try:
+            if decks is not None:
+                self._check_decks(decks.reshape(-1, 52).to(self.device))
+            if data.get("ready", True):  # before reset() the arrays hold no game yet
+                self._check_values()
+        except ValueError:
+            for name, value in saved.items():
+                setattr(self, name, value)
+            raise
         self.given_decks = None if decks is None else decks.to(self.device).clone()
         self.generator.set_state(data["generator"])
         self._ready = bool(data.get("ready", True))
         if self._ready:
             self._mask = self._acting_mask(self._acting_rows())
+
+    def _check_values(self) -> None:
+        """Every game of a loaded state is one the rules can reach: a deck dealt from the chooser, the trick,
+        the counters and the knocks in range and in agreement, the views those of the state (a value out of
+        range crashed the next step; one in range but wrong ran on silently)."""
+
+        def require(name: str, ok: torch.Tensor) -> None:
+            ok = ok.reshape(self.batch_size, -1).all(1)
+            if not bool(ok.all()):
+                game = int((~ok).nonzero()[0])
+                raise ValueError(f"state_dict field {name!r}: game {game} holds a value the rules cannot reach")
+
+        def within(name: str, low: int, high: int) -> None:
+            value = getattr(self, name)
+            require(name, (value >= low) & (value <= high))
+
+        require("deck", self.deck.sort(1).values == self._cards)
+        for name, (low, high) in {"chooser": (0, 3), "to_act": (0, 3), "leader": (0, 3), "phase": (0, 1),
+                                  "trick": (-1, 51), "trick_count": (0, 3), "best_card": (-1, 51),
+                                  "best_seat": (-1, 3), "tricks_played": (0, NUM_TRICKS - 1), "streak": (-1, 3),
+                                  "pile": (0, NUM_TRICKS), "lifted": (0, NUM_TRICKS), "next_honour": (0, 4),
+                                  "knockers": (-1, 3), "scores": (0, 2**40), "round_number": (0, 2**40),
+                                  "given_rounds": (0, 2**40)}.items():  # fmt: skip
+            within(name, low, high)
+        seats = (self.chooser.unsqueeze(1) + self._deal_offsets) & 3
+        require("owner", self.owner == torch.empty_like(self.deck).scatter_(1, self.deck, seats).to(torch.int8))
+        require("first_five", self.first_five == torch.zeros_like(self.played).scatter_(1, self.deck[:, :5], True))
+        choosing = self.phase == PHASE_TRUMP
+        require("trump", torch.where(choosing, self.trump == -1, (self.trump >= 0) & (self.trump <= 3)))
+        require("phase", ~choosing | ((self.to_act == self.chooser) & (self.tricks_played == 0)
+                                      & ~self.played.any(1) & (self.trick_count == 0)))  # fmt: skip
+        in_trick = self.trick >= 0
+        positions = (self._seats - self.leader.unsqueeze(1)) & 3
+        require("trick", in_trick == (positions < self.trick_count.unsqueeze(1)))
+        card = self.trick.clamp(min=0)
+        require("trick", ~in_trick | ((self.owner.gather(1, card).long() == self._seats) & self.played.gather(1, card)))
+        require("to_act", choosing | (self.to_act == (self.leader + self.trick_count) & 3))
+        require("played", self.played.sum(1) == 4 * self.tricks_played + self.trick_count)
+        require("lifted", self.lifted.sum(1) + self.pile == self.tricks_played)
+        views = self._dense_views(self._games.repeat_interleave(NUM_SEATS), self._seats.repeat(self.batch_size))
+        require("views", self.views[:, :, :OBSERVATION_SIZE] == views.view(self.batch_size, NUM_SEATS, -1))
 
     # --------------------------------------------------------------- checks
     def _check_decks(self, decks: torch.Tensor) -> torch.Tensor:
