@@ -11,7 +11,7 @@ import pytest
 from fuzz_script import fuzz
 from pettingzoo.test import api_test, seed_test
 
-from cardenvs import rang_v0
+from cardenvs import rang_v0, ring_rang_v0
 from cardenvs.base import IllegalActionError
 from cardenvs.rang.engine import DECK_54, DECK_108, arrange_deck
 
@@ -436,3 +436,18 @@ def test_stay_mode_snapshot_after_an_elimination_restores():
     assert _continue(env) == _continue(twin)
     with pytest.raises(ValueError, match="not the players still in the game"):
         rang_v0.env(num_players=4).unwrapped.restore(text)
+
+
+@pytest.mark.parametrize("make", [lambda: rang_v0.env(num_players=3), ring_rang_v0.env], ids=["rang", "ring_rang"])
+def test_table_text_observer_by_seat_or_agent_name(make):
+    env = make()
+    env.reset(seed=5)
+    raw = env.unwrapped
+    full = raw.table_text()
+    for seat in range(raw.num_players):
+        by_name = raw.table_text(f"player_{seat}")
+        assert by_name == raw.table_text(seat) != full
+        assert by_name.count("hidden") == raw.num_players - 1  # the observer's own hand shows
+    for bad in ("player_9", 9, -1, True, ["player_0"]):
+        with pytest.raises(ValueError, match="observer must be a seat"):
+            raw.table_text(bad)
