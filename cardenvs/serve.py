@@ -534,7 +534,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from cardenvs.replay import env_name
 
     parser = argparse.ArgumentParser(prog="cardenvs serve", description="Play Rang or RING RANG in the browser.")
-    parser.add_argument("--game", default="ring-rang", help="ring-rang (default) or rang")
+    parser.add_argument("game", nargs="?", default=None, help="ring-rang (default) or rang, as in `cardenvs play`")
+    parser.add_argument("--game", dest="game_option", metavar="GAME", default=None, help="the same as GAME")
     parser.add_argument(
         "--opponents",
         nargs="+",
@@ -557,7 +558,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--verbose", action="store_true", help="log every request to stderr")
     args = parser.parse_args(argv)
     try:
-        game_name = env_name(args.game)  # ring-rang, ring_rang or rang
+        if args.game and args.game_option and env_name(args.game) != env_name(args.game_option):
+            raise ValueError(f"two games given: {args.game} and --game {args.game_option}")
+        game_name = env_name(args.game or args.game_option or "ring-rang")  # ring-rang, ring_rang or rang
         spec = game_spec(game_name)
         num_players = spec.check_players(spec.players_or_fixed(4) if args.players is None else args.players,
                                          "--players")

@@ -251,3 +251,23 @@ def test_ctrl_c_in_cardenvs_eval_with_workers_exits_cleanly():
     out, err = process.communicate(timeout=60)
     assert process.returncode == 130
     assert err.strip() == "cardenvs eval: interrupted" and "Traceback" not in out
+
+
+@pytest.mark.parametrize(("command", "config", "right"), [
+    ("train-vector", "configs/quick_ring_rang.yaml", "cardenvs train"),
+    ("train", "configs/vector_full_rang.yaml", "cardenvs train-vector"),
+    ("eval", "configs/quick_ring_rang.yaml", "cardenvs train"),
+])
+def test_a_config_of_another_command_names_that_command(capsys, command, config, right):
+    pytest.importorskip("torch")
+    pytest.importorskip("stable_baselines3")
+    root = Path(__file__).resolve().parents[1]
+    assert cli_main([command, "--config", str(root / config)]) == 2
+    err = capsys.readouterr().err
+    assert f"is a `{right}` config" in err and f"run `{right} --config" in err and "known:" not in err
+
+
+def test_bench_help_says_what_seconds_costs(capsys):
+    with pytest.raises(SystemExit):
+        cli_main(["bench", "-h"])
+    assert "about 20 x SECONDS" in " ".join(capsys.readouterr().out.split())

@@ -64,7 +64,10 @@ def request(app: App, path: str, body: Any = None, token: str | None = None, hea
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--game", "poker"], "env must be one of"),
+        (["--game", "poker"], "unknown game 'poker'"),
+        (["poker"], "unknown game 'poker'"),
+        (["rang", "--game", "ring-rang"], "two games given"),
+        (["rang", "--players", "11"], "--players: Rang takes 2..10 players"),  # the game as `play` takes it
         (["--game", "rang", "--partner", "random"], "Rang has no partners"),
         (["--game", "ring-rang", "--players", "3"], "RING RANG is always 4 players"),
         (["--game", "rang", "--players", "11"], "--players: Rang takes 2..10 players"),
