@@ -85,7 +85,8 @@ def test_tianshou_rang_match_in_leave_mode_stops_at_the_first_elimination():
     assert not env.env.unwrapped.game.match_over
 
 
-@pytest.mark.parametrize("make", [lambda: rang_match(3), ring_rang_round], ids=["rang-match", "ring_rang-round"])
+@pytest.mark.parametrize("make", [pytest.param(lambda: rang_match(3), id="rang-match", marks=pytest.mark.slow),
+                                  pytest.param(ring_rang_round, id="ring_rang-round")])
 def test_tianshou_collector_with_random_multi_agent_policy(make):
     pytest.importorskip("tianshou")
     from tianshou.algorithm.multiagent.marl import MultiAgentPolicy
@@ -109,7 +110,8 @@ def test_tianshou_collector_with_random_multi_agent_policy(make):
 
 
 # ------------------------------------------------------------------ TorchRL
-@pytest.mark.parametrize("make, check", CASES)
+@pytest.mark.parametrize("make, check", [pytest.param(*case.values, id=case.id, marks=pytest.mark.slow)
+                                         if case.id == "rang-match" else case for case in CASES])
 def test_torchrl_pettingzoo_wrapper_with_masks_plays_to_the_end(make, check):
     pytest.importorskip("torchrl")
     import torch
