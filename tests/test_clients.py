@@ -216,3 +216,28 @@ def test_skrl_pettingzoo_wrapper_has_the_state_space_and_plays_to_the_end(make, 
         if all(t.all() for t in terminated.values()) or all(t.all() for t in truncated.values()):
             break
     check(returns.tolist(), aec)
+
+
+# ------------------------------------------------------------------ docs/integrations.md, as written
+def _recipes():
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "integrations.md").read_text(encoding="utf-8")
+    for i, code in enumerate(re.findall(r"```python\n(.*?)```", text, re.S)):
+        marks = [pytest.mark.slow] if ".learn(" in code else []
+        yield pytest.param(code, id=f"block{i}", marks=marks)
+
+
+@pytest.mark.parametrize("code", list(_recipes()))
+def test_recipe_runs_as_written(code):
+    import importlib.util
+    import re
+    import subprocess
+    import sys
+
+    for module in re.findall(r"^(?:from|import) ([\w]+)", code, re.M):
+        if importlib.util.find_spec(module) is None:
+            pytest.skip(f"{module} is not installed here")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
