@@ -301,3 +301,17 @@ def test_replay_png_without_pillow_is_one_line_before_any_output(tmp_path, capsy
     assert captured.out == "" and captured.err == ("error: --png needs Pillow: pip install 'cardenvs[render]' "
                                                    "(or pip install pillow)\n")
     assert not (tmp_path / "x.html").exists()
+
+
+def test_views_name_the_players_in_a_result_and_say_the_game_is_over():
+    env = rang_v0.env(num_players=3, episode="deal")
+    env.reset(seed=2)
+    _play_random(env, 2)
+    view = env_view(env)
+    assert view["phase"] == "over"
+    assert re.fullmatch(r"player_\d went out; points: player_\d \d+, player_\d \d+", view["result"])
+    assert sorted(s["points"] for s in view["seats"])[0] == 0
+    env = ring_rang_v0.env(episode="round")
+    env.reset(seed=2)
+    _play_random(env, 2)
+    assert env_view(env)["phase"] == "over" and env_view(env, observer=2)["bottom"] == 2

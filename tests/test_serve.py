@@ -324,3 +324,25 @@ def test_whole_game_in_a_headless_browser(game_name, env_kwargs, specs, tmp_path
         assert not replay(data).agents
         driver.save_screenshot(str(tmp_path / "end.png"))
         assert (tmp_path / "end.png").read_bytes()[:4] == b"\x89PNG"
+
+
+# ------------------------------------------------------------------ the page as a card table (issue 35, item 10)
+def test_a_card_no_move_selects_says_why_in_the_terminals_words():
+    rng = random.Random(0)
+    for seed in range(10):
+        game = WebGame("ring_rang", {"episode": "round"}, 0, ["random"] * 3, seed)
+        while game.human_to_act():
+            state = game.state()
+            hand = state["view"]["seats"][0]["cards"]
+            selectable = {code for move in state["moves"] for code in move["codes"]}
+            assert set(state["why_not"]) == set(hand) - selectable  # every other own card gets a reason
+            if any("you must follow" in reason for reason in state["why_not"].values()):
+                return
+            game.move(rng.choice(state["moves"])["action"])
+    pytest.fail("no position where the person had to follow suit")
+
+
+def test_favicon_is_served_not_a_404():
+    with serving("rang", {"num_players": 3, "episode": "deal"}, ["random"]) as app:
+        status, text = request(app, "/favicon.ico")
+        assert status == 200 and text.startswith("<svg")
