@@ -394,21 +394,23 @@ TABLE_CSS = """body{margin:0;background:#123;color:#eee;font-family:sans-serif}
  vertical-align:top;box-shadow:1px 1px 2px #0006}
 .card.red{color:#c41824}.card.back{background:#2c4496;border:2px solid #eee}.card.win{border:3px solid #fd6}
 .rr{display:grid;grid-template-columns:minmax(150px,1fr) minmax(250px,2fr) minmax(150px,1fr);
- grid-template-areas:". north ." "west mid east" ". south .";gap:6px;align-items:center}
-.seat{text-align:center}.seat .name{font-size:13px;margin:3px}.seat.act .name{color:#fd6;font-weight:bold}
+ grid-template-areas:". north ." "west mid east" ". south .";gap:2px;align-items:center}
+.seat{text-align:center}.seat .name{font-size:13px;margin:1px}.seat.act .name{color:#fd6;font-weight:bold}
 .p0{grid-area:south}.p1{grid-area:west}.p2{grid-area:north}.p3{grid-area:east}
-.p1 .card,.p3 .card{margin-right:-26px}.p1 .hand,.p3 .hand{padding-right:26px}
+.p1 .card.back,.p3 .card.back{margin-right:-26px}.p1 .hand,.p3 .hand{padding-right:26px}
+.p1 .card:not(.back),.p3 .card:not(.back){margin:0 -12px 2px 0}.p1 .hand,.p3 .hand{max-width:180px;margin:auto}
 .mid{grid-area:mid;text-align:center}
-.trick{display:grid;grid-template-columns:repeat(3,64px);grid-template-rows:repeat(3,52px);
+.trick{display:grid;grid-template-columns:repeat(3,64px);grid-template-rows:repeat(3,58px);
  justify-content:center;margin:6px auto}
-.trick .t{font-size:11px;text-align:center}.trick .t .card{margin:0}
+.trick .t{font-size:10px;text-align:center;line-height:1.1}.trick .t .card{margin:0}
 .t0{grid-column:2;grid-row:3}.t1{grid-column:1;grid-row:2}.t2{grid-column:2;grid-row:1}.t3{grid-column:3;grid-row:2}
 .trick.last{opacity:.75}.note{font-size:13px;color:#cde}
 .sym{font-size:22px;background:#fcfcf6;color:#141414;border-radius:4px;padding:0 4px}.sym.red{color:#c41824}
 #info{font-size:14px;line-height:1.5}.result{color:#fd6;font-size:20px}
 .rang table{border-collapse:collapse;width:100%;margin-top:8px}
 .rang th{font-size:12px;color:#cde;text-align:left;font-weight:normal;padding:2px 6px}
-.rang td{padding:4px 6px;border-top:1px solid #ffffff22;font-size:14px}.rang td.num{text-align:right}
+.rang td{padding:1px 6px;border-top:1px solid #ffffff22;font-size:14px}.rang td.num{text-align:right}
+.rang td .card{width:30px;height:40px;line-height:18px;font-size:14px}
 .rang tr.act td{color:#fd6;font-weight:bold}.rang tr.out td{opacity:.45}
 """
 

@@ -395,7 +395,7 @@ _PAGE_CSS = """
 #bar a.off,#bar button:disabled{opacity:.35;pointer-events:none;cursor:default}
 #main{display:flex;gap:8px;align-items:flex-start}#left{flex:1;min-width:600px}
 #side{width:340px;margin:8px 8px 0 0}@media (max-width:1200px){#side{width:270px}}
-#moves{margin:0 8px;padding:8px;background:#0b1a26;border-radius:8px;min-height:64px}
+#moves{margin:0 8px;padding:4px 8px;background:#0b1a26;border-radius:8px;min-height:64px}
 #moves button.move{margin:4px;padding:4px;background:#2a4a60;color:#eee;border:2px solid #fd6;
  border-radius:6px;cursor:pointer;font-size:14px;vertical-align:middle;min-height:60px}
 #moves button.move .card{margin-right:4px;box-shadow:none}
@@ -404,7 +404,7 @@ _PAGE_CSS = """
 .card.legal:hover{top:-8px}
 #tabletext,#log{box-sizing:border-box;background:#0b1a26;border-radius:8px;padding:8px;font-size:12px;
  white-space:pre-wrap;margin:0 0 8px}
-#log{height:calc(100vh - 330px);min-height:120px;overflow-y:auto}#error{color:#f88;padding:0 12px;min-height:1.2em}
+#log{height:calc(100vh - 330px);min-height:120px;overflow-y:auto}#error{color:#f88;padding:0 12px}
 .card.mine{cursor:not-allowed}
 """
 

@@ -346,3 +346,26 @@ def test_favicon_is_served_not_a_404():
     with serving("rang", {"num_players": 3, "episode": "deal"}, ["random"]) as app:
         status, text = request(app, "/favicon.ico")
         assert status == 200 and text.startswith("<svg")
+
+
+@pytest.mark.parametrize(("game_name", "env_kwargs"), [("ring_rang", {"episode": "round"}),
+                                                       ("rang", {"num_players": 6, "episode": "deal"})])
+def test_the_table_fits_a_1024x768_window(game_name, env_kwargs):
+    """Your hand and the move buttons above the fold, nothing wider than the window, trick cards in front of
+    their players (RING RANG) and the players as rows of a table (Rang)."""
+    with browser(1024, 768) as driver, serving(game_name, env_kwargs, ["rules_strong"], seed=5) as app:
+        for _ in range(4):  # into the play, with cards on the table
+            state = app.game.state()
+            if state["to_act"]:
+                app.game.move(state["moves"][0]["action"])
+        driver.get(app.url + "/")  # type: ignore[attr-defined]
+        _wait_idle(driver, -1)
+        moves_end, inner, wide, width = driver.execute_script(
+            "return [document.getElementById('moves').getBoundingClientRect().bottom, window.innerHeight,"
+            " document.documentElement.scrollWidth, window.innerWidth];")
+        assert moves_end <= inner and wide <= width
+        if game_name == "ring_rang":
+            placed = driver.find_elements("css selector", "#table .trick .t")
+            assert placed and all(e.get_attribute("class").split()[-1] in {"t0", "t1", "t2", "t3"} for e in placed)
+        else:
+            assert len(driver.find_elements("css selector", "#table .rang tr.row")) == 6
