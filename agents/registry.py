@@ -108,8 +108,14 @@ def check_spec(spec: str, game: str) -> None:
 
 
 def make_agent(spec: str, game: str, seed: int | None = None, **env_info: Any) -> Agent:
-    """Build the agent a spec names, for ``game`` (``"ring_rang"`` or ``"rang"``)."""
+    """Build the agent a spec names, for ``game`` (``"ring_rang"`` or ``"rang"``).
+
+    ``env_info``: what the env was built with (``num_players=4``, ``episode="round"``, ...); every agent
+    takes it, and gets the settings that change how it plays (the seat count where it varies).
+    ``make_agent("rules_strong", "ring_rang", num_players=4)``
+    """
     check_spec(spec, game)
+    env_info = _agent_env_info(game, env_info)
     name, params = parse_spec(spec)
     if name not in AGENTS[game]:  # an entry point or an import path: the outside factory contract
         target = import_attribute(name) if is_import_path(name) else load_entry_point(name)
@@ -138,6 +144,21 @@ def make_agent(spec: str, game: str, seed: int | None = None, **env_info: Any) -
         raise ValueError(f"agent {spec!r}: bad parameters: {error}{hint}") from None
     agent.name = spec
     return agent
+
+
+def _agent_env_info(game: str, env_info: dict[str, Any]) -> dict[str, Any]:
+    """The env's settings an agent factory is given: ``num_players``, checked against the game, where it
+    varies (GameSpec.env_info). Any other argument of the env's constructor is taken and not needed; a
+    name the env does not take is a ValueError."""
+    table = GAME_TABLE[game]
+    known = set(inspect.signature(table.env_module_object().raw_env).parameters) | {"num_players", "illegal_action"}
+    unknown = sorted(set(env_info) - known)
+    if unknown:
+        raise ValueError(f"unknown env setting(s) {', '.join(unknown)} for {game}; the env takes "
+                         f"{', '.join(sorted(known))}")
+    if "num_players" not in env_info:
+        return {}
+    return table.env_info(table.check_players(env_info["num_players"]))
 
 
 def _known_parameters(factory: Any) -> list[str]:

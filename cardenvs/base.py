@@ -85,10 +85,22 @@ class CardGameEnv(AECEnv):
     def _render_text(self, observer: int | None = None) -> str:
         raise NotImplementedError
 
-    def table_text(self, observer: int | None = None) -> str:
-        """The ``"ansi"`` render; with ``observer`` (a seat) the other seats' hands show as counts only,
-        as the PNG and HTML views hide them, so a replay for one seat gives nothing away."""
-        return self._render_text(observer)
+    def table_text(self, observer: int | str | None = None) -> str:
+        """The ``"ansi"`` render; with ``observer`` (a seat, ``0``, or its agent, ``"player_0"``) the other
+        seats' hands show as counts only, as the PNG and HTML views hide them, so a replay for one seat
+        gives nothing away."""
+        return self._render_text(self._seat_of(observer))
+
+    def _seat_of(self, who: int | str | None) -> int | None:
+        """A seat given as its number or its agent's name; a ValueError naming both forms otherwise."""
+        if who is None:
+            return None
+        if isinstance(who, str) and who in self._agent_seat:
+            return self._agent_seat[who]
+        if isinstance(who, (int, np.integer)) and not isinstance(who, bool) and 0 <= who < self.num_players:
+            return int(who)
+        raise ValueError(f"observer must be a seat 0..{self.num_players - 1} or one of {self.possible_agents}, "
+                         f"got {who!r:.80}")
 
     def action_text(self, action: int, seat: int, observer: int | None = None) -> str:
         """The name of ``seat``'s ``action`` as ``observer`` may read it (None: everyone's view, the plain name).

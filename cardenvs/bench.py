@@ -75,6 +75,10 @@ def engine_loop(new_game: Callable[[int], Game], seed: int = 0) -> Callable[[flo
     return loop
 
 
+RANG_PLAYERS = (2, 4, 7)  # the Rang table sizes measured
+OUR_LOOP_COUNT = 2 * (1 + len(RANG_PLAYERS))  # env() and engine, RING RANG and each Rang size
+
+
 def our_loops(seconds: float) -> list[dict[str, Any]]:
     from cardenvs import rang_v0, ring_rang_v0
     from cardenvs.rang.engine import RangGame
@@ -84,12 +88,12 @@ def our_loops(seconds: float) -> list[dict[str, Any]]:
         {"name": "RING RANG env()", "interface": "AEC loop", "kind": "aec", "game": "ring_rang",
          **_timed(aec_loop(ring_rang_v0.env), seconds)},
     ]
-    for n in (2, 4, 7):
+    for n in RANG_PLAYERS:
         rows.append({"name": f"Rang {n}p env()", "interface": "AEC loop", "kind": "aec", "game": f"rang{n}",
                      **_timed(aec_loop(lambda n=n: rang_v0.env(num_players=n)), seconds)})
     rows.append({"name": "RING RANG engine", "interface": "raw engine", "kind": "engine", "game": "ring_rang",
                  **_timed(engine_loop(lambda s: RingRangGame(np.random.default_rng(s))), seconds)})
-    for n in (2, 4, 7):
+    for n in RANG_PLAYERS:
         rows.append({"name": f"Rang {n}p engine", "interface": "raw engine", "kind": "engine", "game": f"rang{n}",
                      **_timed(engine_loop(lambda s, n=n: RangGame.new(n, np.random.default_rng(s))), seconds)})
     return rows
@@ -177,8 +181,11 @@ def check_options(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="cardenvs bench", description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=3.0, help="time per loop")
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1, 256, 4096, 65536], help="batch sizes")
+    parser.add_argument("--seconds", type=float, default=3.0,
+                        help="time of each measured loop (default 3); a run measures 8 loops of ours, 2 per batch "
+                             "size and one per installed peer, about 20 x SECONDS in all (printed first)")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1, 256, 4096, 65536],
+                        help="batch sizes of the batched envs (default 1 256 4096 65536)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads per process for the batched envs")
     parser.add_argument("--processes", type=int, default=1,
                         help="processes sharing each batch (2 = one per core on the reference machine)")
@@ -195,6 +202,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    loops = OUR_LOOP_COUNT + (0 if args.no_batched else 2 * len(args.sizes))
+    peers = "" if args.no_peers else ", then the installed peers"
+    print(f"bench: {loops} loops x {args.seconds:g} s{peers}: about {loops * args.seconds:.0f} s", file=sys.stderr)
     rows = our_loops(args.seconds)
     if not args.no_batched:
         rows += batched_loops(args.seconds, args.sizes, args.threads, args.processes)

@@ -49,6 +49,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: unknown command {command!r}; expected one of {', '.join(COMMANDS)}", file=sys.stderr)
         return 2
     try:
+        return _run(command, rest)
+    except KeyboardInterrupt:  # Ctrl-C: one line, not a traceback (play and serve stop on their own terms)
+        print(f"\ncardenvs {command}: interrupted", file=sys.stderr)
+        return 130
+
+
+def _run(command: str, rest: list[str]) -> int:
+    try:
         module = import_module(COMMANDS[command][0])
     except ModuleNotFoundError as error:
         if error.name is None or error.name.split(".")[0] == "cardenvs":

@@ -11,8 +11,8 @@ left in hand score against you; 100 points and you leave; last one in wins.
 ======================  =====================================================
 Import                  ``from cardenvs import rang_v0``
 Constructor             ``rang_v0.env(num_players=4, episode="match",
-                        max_turns_per_deal=2000, render_mode=None,
-                        illegal_action="raise")``
+                        eliminated="leave", max_turns_per_deal=2000,
+                        render_mode=None, illegal_action="raise")``
 Agents                  ``player_0`` .. ``player_{N-1}`` (seat i, clockwise)
 Actions                 ``Discrete(28)``
 Observation             ``Box(0, 1, (62 + 5N,), float32)`` + ``action_mask``
@@ -59,6 +59,17 @@ every other player when they leave the game (they are terminated then).
 ``episode="deal"``: one deal, reward -(points of the deal)/100 for everyone
 at its end. A deal that exceeds ``max_turns_per_deal`` turns is truncated
 (every live agent), with no reward. ``state()`` is the full state (all hands).
+
+``eliminated`` (``episode="match"``): ``"leave"`` (the default) removes a player
+from ``agents`` when it leaves the match, with its reward, as PettingZoo's AEC
+loop expects. ``"stay"`` keeps every seat in ``agents`` until the match ends: a
+player that has left is never selected, observes an all-zero mask and gets its
+-1/(N-1) only at the match's end, when every agent ends at once (terminated; on
+a truncation the players still in are truncated). The agent set is then fixed
+for the whole episode, which is what adapters that assume it need: Tianshou's
+``PettingZooEnv``, TorchRL's ``PettingZooWrapper``, PettingZoo's
+``turn_based_aec_to_parallel`` and SuperSuit's vector envs
+(``docs/integrations.md``). The returns are the same in both modes.
 """
 
 from __future__ import annotations
@@ -70,6 +81,7 @@ from gymnasium import spaces
 
 from .base import CardGameEnv, wrap_env
 from .cards import JOKER, RANKS, pretty, rank_text
+from .core import NOTHING, Outcome
 from .rang.engine import (
     DEFAULT_MAX_TURNS_PER_DEAL,
     DISCARD,
@@ -77,8 +89,10 @@ from .rang.engine import (
     MAX_TURNS_LIMIT,
     NUM_KINDS,
     PHASE_NAMES,
+    WIN_REWARD,
     RangGame,
     deck_size_for,
+    elimination_reward,
     parse_rang_deck,
 )
 from .rang.observation import (  # noqa: F401 (part of this module's API since v0)
@@ -114,6 +128,7 @@ class raw_env(CardGameEnv):
         self,
         num_players: int = 4,
         episode: str = "match",
+        eliminated: str = "leave",
         max_turns_per_deal: int = DEFAULT_MAX_TURNS_PER_DEAL,
         render_mode: str | None = None,
     ):
@@ -125,6 +140,8 @@ class raw_env(CardGameEnv):
             raise ValueError(f"num_players must be an int in 2..10, got {num_players!r}")
         if episode not in ("match", "deal"):
             raise ValueError(f"episode must be 'match' or 'deal', got {episode!r}")
+        if eliminated not in ("leave", "stay"):
+            raise ValueError(f"eliminated must be 'leave' or 'stay', got {eliminated!r}")
         if (
             isinstance(max_turns_per_deal, bool)
             or not isinstance(max_turns_per_deal, (int, np.integer))
@@ -135,6 +152,8 @@ class raw_env(CardGameEnv):
         self.observation_size = FIXED_SIZE + 5 * num_players
         super().__init__(num_players, render_mode)
         self.episode = episode
+        self.eliminated = eliminated
+        self._seats_stay = eliminated == "stay" and episode == "match"
         self.max_turns_per_deal = int(max_turns_per_deal)
         n = num_players
         self.state_size = n * NUM_KINDS + 3 * NUM_KINDS + NUM_KINDS + 3 + 3 + 5 * n + n
@@ -173,6 +192,26 @@ class raw_env(CardGameEnv):
             single_deal=self.episode == "deal",
             max_turns_per_deal=self.max_turns_per_deal,
         )
+
+    def _apply(self, action: int) -> Outcome:
+        outcome = self.game.step(action)
+        if not self._seats_stay or outcome is NOTHING:
+            return outcome
+        g = self.game
+        if not g.match_over:  # eliminations only: those seats stay, their rewards wait for the end
+            return NOTHING
+        n = self.num_players
+        out = tuple(seat for seat in range(n) if not g.alive[seat])
+        rewards = [0.0 if g.alive[seat] else elimination_reward(n) for seat in range(n)]
+        if g.truncated:
+            return Outcome(tuple(rewards), out, truncated=True)
+        rewards[g.alive.index(True)] = WIN_REWARD
+        return Outcome(tuple(rewards), tuple(range(n)))
+
+    def _seats_in_play(self) -> list[int]:
+        if self._seats_stay:
+            return [] if self.game.match_over else list(range(self.num_players))
+        return self.game.seats_in_play()
 
     def state(self) -> np.ndarray:
         """The full state (every hand, stock and piles by kind, public facts) for centralized critics."""

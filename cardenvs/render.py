@@ -68,7 +68,8 @@ def ring_rang_view(game: Any, observer: int | None = None) -> dict[str, Any]:
     view: dict[str, Any] = {
         "game": "ring_rang",
         "title": f"RING RANG - round {game.round_number + 1}",
-        "phase": PHASE_NAMES[game.phase],
+        "phase": "over" if game.over else PHASE_NAMES[game.phase],
+        "bottom": observer or 0,  # the seat drawn at the bottom (South): the observer's
         "trump": SUITS[game.trump] if game.trump >= 0 else None,
         "seats": seats,
         "trick": [{"seat": (game.leader + i) & 3, "card": CODES[c]} for i, c in enumerate(game.trick_cards)],
@@ -115,6 +116,7 @@ def rang_view(game: Any, observer: int | None = None) -> dict[str, Any]:
                 "to_act": seat == game.current and not game.match_over,
                 "dealer": seat == game.dealer,
                 "went_out": seat == game.out_seat,
+                "points": game.last_points[seat] if game.deal_over and not game.truncated else None,
             }
         )
     result = None
@@ -122,13 +124,14 @@ def rang_view(game: Any, observer: int | None = None) -> dict[str, Any]:
         if game.truncated:
             result = "deal truncated (turn limit)"
         elif game.single_deal:
-            result = f"player_{game.went_out} went out; points " + " ".join(map(str, game.last_points))
+            points = ", ".join(f"player_{s} {p}" for s, p in enumerate(game.last_points) if s != game.went_out)
+            result = f"player_{game.went_out} went out; points: {points}"
         else:
             result = f"player_{game.alive.index(True)} wins the match"
     return {
         "game": "rang",
         "title": f"Rang - deal {game.deal_number} ({game.deck_size} cards)",
-        "phase": PHASE_NAMES[game.phase],
+        "phase": "over" if game.match_over else PHASE_NAMES[game.phase],
         "top": CODES[game.pile[-1]],
         "stock": len(game.stock),
         "discard": len(game.discard),
@@ -385,19 +388,30 @@ TABLE_CSS = """body{margin:0;background:#123;color:#eee;font-family:sans-serif}
 #bar{padding:8px 12px;background:#0b1a26;display:flex;gap:10px;align-items:center}
 #bar input[type=range]{flex:1}
 #caption{padding:6px 12px;min-height:1.4em;color:#fd6}
-#table{position:relative;margin:8px;background:#1c603a;border-radius:14px;min-height:560px;padding:10px}
+#table{margin:8px;background:#1c603a;border-radius:14px;padding:8px}
 .card{display:inline-block;width:34px;height:48px;margin-right:-10px;border-radius:5px;background:#fcfcf6;
  color:#141414;border:1px solid #555;font-weight:bold;font-size:15px;text-align:center;line-height:22px;
  vertical-align:top;box-shadow:1px 1px 2px #0006}
 .card.red{color:#c41824}.card.back{background:#2c4496;border:2px solid #eee}.card.win{border:3px solid #fd6}
-.seat{position:absolute;text-align:center}.seat .name{font-size:14px;margin:3px}
-.seat.act .name{color:#fd6;font-weight:bold}
-.s0{bottom:10px;left:0;right:0}.s2{top:10px;left:0;right:0}.s1{left:10px;top:220px;max-width:300px}
-.s3{right:20px;top:220px;max-width:300px}
-#center{position:absolute;left:25%;top:170px;width:50%;text-align:center}
+.rr{display:grid;grid-template-columns:minmax(150px,1fr) minmax(250px,2fr) minmax(150px,1fr);
+ grid-template-areas:". north ." "west mid east" ". south .";gap:2px;align-items:center}
+.seat{text-align:center}.seat .name{font-size:13px;margin:1px}.seat.act .name{color:#fd6;font-weight:bold}
+.p0{grid-area:south}.p1{grid-area:west}.p2{grid-area:north}.p3{grid-area:east}
+.p1 .card.back,.p3 .card.back{margin-right:-26px}.p1 .hand,.p3 .hand{padding-right:26px}
+.p1 .card:not(.back),.p3 .card:not(.back){margin:0 -12px 2px 0}.p1 .hand,.p3 .hand{max-width:180px;margin:auto}
+.mid{grid-area:mid;text-align:center}
+.trick{display:grid;grid-template-columns:repeat(3,64px);grid-template-rows:repeat(3,58px);
+ justify-content:center;margin:6px auto}
+.trick .t{font-size:10px;text-align:center;line-height:1.1}.trick .t .card{margin:0}
+.t0{grid-column:2;grid-row:3}.t1{grid-column:1;grid-row:2}.t2{grid-column:2;grid-row:1}.t3{grid-column:3;grid-row:2}
+.trick.last{opacity:.75}.note{font-size:13px;color:#cde}
 .sym{font-size:22px;background:#fcfcf6;color:#141414;border-radius:4px;padding:0 4px}.sym.red{color:#c41824}
-#info{font-size:14px;line-height:1.5}.rang .row{margin:6px 0}.rang .name{display:inline-block;width:230px}
-.rang .act .name{color:#fd6;font-weight:bold}.out{opacity:.4}
+#info{font-size:14px;line-height:1.5}.result{color:#fd6;font-size:20px}
+.rang table{border-collapse:collapse;width:100%;margin-top:8px}
+.rang th{font-size:12px;color:#cde;text-align:left;font-weight:normal;padding:2px 6px}
+.rang td{padding:1px 6px;border-top:1px solid #ffffff22;font-size:14px}.rang td.num{text-align:right}
+.rang td .card{width:30px;height:40px;line-height:18px;font-size:14px}
+.rang tr.act td{color:#fd6;font-weight:bold}.rang tr.out td{opacity:.45}
 """
 
 TABLE_JS = """const SUITS = {C:'\\u2663', D:'\\u2666', H:'\\u2665', S:'\\u2660'};
@@ -414,42 +428,49 @@ function hand(seat){
   const codes = seat.cards === null ? Array(seat.count).fill(null) : seat.cards;
   return codes.map(c => card(c)).join('');
 }
+function trickHtml(entries, bottom, winner, last){
+  // each card lies in front of its player: bottom (South), left (West), top (North), right (East)
+  return '<div class="trick' + (last ? ' last' : '') + '">' + entries.map(e =>
+    '<div class="t t' + ((e.seat - bottom + 4) % 4) + '">' + card(e.card, e.seat === winner) + '<br>player_' +
+    e.seat + '</div>').join('') + '</div>';
+}
 function ringRang(v){
-  const where = ['South', 'West', 'North', 'East'];
-  let html = '';
+  const where = ['South', 'West', 'North', 'East'], bottom = v.bottom || 0;
+  let html = '<div class="rr">';
   v.seats.forEach((s, i) => {
-    let name = where[i] + ': ' + s.name + ' (team ' + s.team + ')' + (s.role ? ' ' + s.role : '');
+    const pos = (i - bottom + 4) % 4;
+    let name = where[pos] + ': ' + s.name + ' (team ' + s.team + ')' + (s.role ? ' ' + s.role : '');
     if (s.knocks.length) name += ' knocked ' + s.knocks.join(' ');
-    html += '<div class="seat s' + i + (s.to_act ? ' act' : '') + '">' +
-      '<div class="name">' + esc(name) + '</div>' + hand(s) + '</div>';
+    html += '<div class="seat s' + i + ' p' + pos + (s.to_act ? ' act' : '') + '">' +
+      '<div class="name">' + esc(name) + '</div><div class="hand">' + hand(s) + '</div></div>';
   });
   let middle = '';
-  if (v.trick.length) middle = v.trick.map(e => 'p' + e.seat + ' ' + card(e.card)).join('&nbsp;&nbsp;&nbsp;');
-  else if (v.last_trick) middle = 'last trick: ' + v.last_trick.cards.map(e => 'p' + e.seat + ' ' +
-      card(e.card, e.seat === v.last_trick.winner)).join('&nbsp;&nbsp;&nbsp;') + '<br>won by player_' +
-      v.last_trick.winner + (v.last_trick.lifted ? ', lifts ' + v.last_trick.lifted : '');
+  if (v.trick.length) middle = trickHtml(v.trick, bottom, -1, false);
+  else if (v.last_trick) middle = trickHtml(v.last_trick.cards, bottom, v.last_trick.winner, true) +
+      '<div class="note">last trick won by player_' + v.last_trick.winner +
+      (v.last_trick.lifted ? ', who lifts ' + v.last_trick.lifted : '') + '</div>';
   const red = v.trump === 'D' || v.trump === 'H';
   const trump = v.trump ? '<span class="sym' + (red ? ' red' : '') + '">' + SUITS[v.trump] + '</span>' : '-';
   let info = '<div id="info"><b>' + esc(v.title) + '</b> &middot; ' + esc(v.phase) + '<br>trump ' + trump +
     ' &middot; tricks ' + v.tricks_played + '/13 &middot; pile ' + v.pile + ' &middot; lifted ' + v.lifted[0] +
     ' : ' + v.lifted[1] + ' &middot; score ' + v.scores[0] + ' : ' + v.scores[1] + '</div>';
-  if (v.last_round) info += '<div>last round: lifted ' + v.last_round.lifted.join(' : ') + ', team ' +
-    v.last_round.winner_team + ' +' + v.last_round.points + '</div>';
-  if (v.result) info += '<div style="color:#fd6;font-size:20px">' + esc(v.result) + '</div>';
-  return html + '<div id="center">' + info + '<div style="margin-top:18px">' + middle + '</div></div>';
+  if (v.last_round) info += '<div class="note">last round: lifted ' + v.last_round.lifted.join(' : ') +
+    ', team ' + v.last_round.winner_team + ' +' + v.last_round.points + '</div>';
+  if (v.result) info += '<div class="result">' + esc(v.result) + '</div>';
+  return html + '<div class="mid">' + info + middle + '</div></div>';
 }
 function rang(v){
   let html = '<div class="rang"><div id="info"><b>' + esc(v.title) + '</b> &middot; ' + esc(v.phase) +
     '<br>top card ' + card(v.top, true) + ' &nbsp; stock ' + v.stock + ' &middot; discard pile ' + v.discard;
-  if (v.result) html += '<div style="color:#fd6;font-size:20px">' + esc(v.result) + '</div>';
-  html += '</div>';
+  if (v.result) html += '<div class="result">' + esc(v.result) + '</div>';
+  html += '</div><table><tr><th>player</th><th>total</th><th>this deal</th><th>cards</th><th></th></tr>';
   v.seats.forEach(s => {
-    const note = (s.dealer ? ' dealer' : '') + (s.went_out ? ' (went out)' : '') +
-      (s.alive ? '' : ' (out of the game)');
-    html += '<div class="row' + (s.to_act ? ' act' : '') + (s.alive ? '' : ' out') + '"><span class="name">' +
-      esc(s.name + ' total ' + s.total + note) + '</span>' + (s.alive ? hand(s) : '') + '</div>';
+    const note = (s.dealer ? 'dealer ' : '') + (s.went_out ? 'went out' : '') + (s.alive ? '' : 'out of the game');
+    html += '<tr class="row' + (s.to_act ? ' act' : '') + (s.alive ? '' : ' out') + '"><td>' + esc(s.name) +
+      '</td><td class="num">' + s.total + '</td><td class="num">' + (s.points === null ? '' : s.points) +
+      '</td><td>' + (s.alive ? hand(s) : '') + '</td><td>' + esc(note) + '</td></tr>';
   });
-  return html + '</div>';
+  return html + '</table></div>';
 }
 """
 

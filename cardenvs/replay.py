@@ -19,6 +19,7 @@ Record format (``version`` 1)::
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 from collections.abc import Iterator, Sequence
@@ -34,11 +35,9 @@ _KNOWN_FIELDS = {"format", "version", "env", "env_kwargs", "seed", "options", "a
 
 
 def env_name(name: str) -> str:
-    """``"ring-rang"`` / ``"ring_rang_v0"`` -> ``"ring_rang"``; ValueError for an unknown game."""
-    try:
-        return canonical_game(name)
-    except ValueError:
-        raise ValueError(f"env must be one of {sorted(GAMES)} (or ring-rang), got {name!r}") from None
+    """``"ring-rang"`` / ``"ring_rang_v0"`` -> ``"ring_rang"``; ValueError for an unknown game (the words
+    of ``cardenvs eval``: "unknown game 'poker'; expected ...")."""
+    return canonical_game(name)
 
 
 def make_env(name: str, env_kwargs: dict[str, Any] | None = None) -> Any:
@@ -241,6 +240,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--png", metavar="OUT", help="write an image of the final table (needs Pillow)")
     args = parser.parse_args(argv)
     try:
+        if args.png and importlib.util.find_spec("PIL") is None:  # before anything is printed or written
+            raise ValueError("--png needs Pillow: pip install 'cardenvs[render]' (or pip install pillow)")
         observer = observer_seat(args.observer)
         data = load(args.record)
         env = replay(data, render_mode="ansi")

@@ -65,7 +65,8 @@ Seats are relative to the observer: 0 = self, 1 = left (next clockwise),
 ``decode_observation(vec)`` splits a vector into these named parts;
 ``env.unwrapped.observation_text(agent)`` gives the same view as text.
 ``state()`` = the 4 hands (4 x 52, absolute seats) followed by player_0's
-observation. Rewards: ``episode="game"``: +1 / -1 per team when a team reaches 20
+observation (``state_space``: ``Box(0, 1, (847,), float32)``, for centralised
+critics). Rewards: ``episode="game"``: +1 / -1 per team when a team reaches 20
 (plus ``shaping`` x round points per round, if set); ``episode="round"``:
 +points / -points of the round.
 """
@@ -75,6 +76,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
+from gymnasium import spaces
 
 from cardenvs.base import CardGameEnv, Outcome, wrap_env
 from cardenvs.cards import CODES, SUIT_SYMBOLS, SUITS, pretty
@@ -144,6 +146,8 @@ class raw_env(CardGameEnv):  # noqa: N801 (PettingZoo convention)
         self.action_names = _action_names(NUM_ACTIONS_VARIANTS if signals or declarations else NUM_ACTIONS)
         super().__init__(4, render_mode)
         self._observer = Observer()
+        self.state_size = 4 * 52 + self.observation_size
+        self.state_space = spaces.Box(0.0, 1.0, (self.state_size,), np.float32)  # what state() returns
 
     # ----------------------------------------------------------------- hooks
     def _make_game(self, rng: np.random.Generator, options: dict[str, Any]) -> RingRangGame:

@@ -172,14 +172,20 @@ class WebGame(TerminalGame):
         table = ""
         if to_act:
             table = self.text.table().strip("\n")
+        view = env_view(self.env, observer=self.seat)
+        moves = self.moves()
+        selectable = {code for move in moves for code in move["codes"]}
+        why_not = {code: self.text.why_not(code) or "not a legal move now"  # the terminal's words for a click
+                   for code in (view["seats"][self.seat]["cards"] or []) if to_act and code not in selectable}
         return {
             "game": self.game_name,
             "seat": self.seat,
             "seats": self.seat_names(),
             "turn": len(self.actions),
-            "view": env_view(self.env, observer=self.seat),
+            "view": view,
             "to_act": to_act,
-            "moves": self.moves(),
+            "moves": moves,
+            "why_not": why_not,
             "table_text": table,
             "log": list(self.log),
             "over": self.over,
@@ -410,6 +416,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(HTTPStatus.OK, page(self.app).encode("utf-8"), "text/html; charset=utf-8",
                        {"Content-Security-Policy": CSP})  # fmt: skip
             return
+        if method == "GET" and url.path in ("/favicon.ico", "/favicon.svg"):  # browsers ask for it: no 404
+            self._send(HTTPStatus.OK, FAVICON, "image/svg+xml")
+            return
         if not url.path.startswith("/api/"):
             self._error(HTTPStatus.NOT_FOUND, "not found")
             return
@@ -501,14 +510,18 @@ class _Handler(BaseHTTPRequestHandler):
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; img-src 'self'; "
        "frame-ancestors 'none'")
 
+FAVICON = (b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect x="5" y="2" width="22" height="28" '
+           b'rx="3" fill="#fcfcf6" stroke="#1c603a" stroke-width="2"/><text x="16" y="22" font-size="16" '
+           b'text-anchor="middle" fill="#141414">&#9824;</text></svg>')
+
 _PAGE_CSS = """
 #bar{flex-wrap:wrap}#bar .title{font-weight:bold;margin-right:12px}#status{color:#fd6;min-width:12em}
 #bar a,#bar button{color:#eee;background:#2a4a60;border:1px solid #6a8aa0;border-radius:4px;padding:3px 9px;
  text-decoration:none;font-size:14px;cursor:pointer}
-#bar a.off{opacity:.4;pointer-events:none}
-#main{display:flex;gap:8px;align-items:flex-start}#left{flex:1;min-width:640px}
-#side{width:360px;margin:8px 8px 0 0}
-#moves{margin:0 8px;padding:8px;background:#0b1a26;border-radius:8px;min-height:64px}
+#bar a.off,#bar button:disabled{opacity:.35;pointer-events:none;cursor:default}
+#main{display:flex;gap:8px;align-items:flex-start}#left{flex:1;min-width:600px}
+#side{width:340px;margin:8px 8px 0 0}@media (max-width:1200px){#side{width:270px}}
+#moves{margin:0 8px;padding:4px 8px;background:#0b1a26;border-radius:8px;min-height:64px}
 #moves button.move{margin:4px;padding:4px;background:#2a4a60;color:#eee;border:2px solid #fd6;
  border-radius:6px;cursor:pointer;font-size:14px;vertical-align:middle;min-height:60px}
 #moves button.move .card{margin-right:4px;box-shadow:none}
@@ -517,7 +530,8 @@ _PAGE_CSS = """
 .card.legal:hover{top:-8px}
 #tabletext,#log{box-sizing:border-box;background:#0b1a26;border-radius:8px;padding:8px;font-size:12px;
  white-space:pre-wrap;margin:0 0 8px}
-#log{height:330px;overflow-y:auto}#error{color:#f88;padding:0 12px}
+#log{height:calc(100vh - 330px);min-height:120px;overflow-y:auto}#error{color:#f88;padding:0 12px}
+.card.mine{cursor:not-allowed}
 """
 
 _PAGE_JS = """
@@ -561,6 +575,11 @@ function markHand(s){
   const cards = box.querySelectorAll('.card'), codes = v.seats[s.seat].cards || [];
   cards.forEach((el, i) => {
     const hits = s.moves.filter(m => m.codes.includes(codes[i]));
+    if (hits.length === 0) {  // say why, as the terminal does, instead of doing nothing
+      el.classList.add('mine');
+      el.title = s.why_not[codes[i]] || 'not a legal move now';
+      el.onclick = () => { document.getElementById('error').textContent = el.title; };
+    }
     if (hits.length !== 1) return;
     el.classList.add('legal');
     el.dataset.action = hits[0].action;
@@ -606,6 +625,7 @@ api('GET', '/api/state').then(draw).catch(e => { document.getElementById('error'
 
 _PAGE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>__TITLE__</title>
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
 <style>
 __CSS__</style></head><body data-busy="1" data-turn="-1" data-over="0">
 <div id="bar"><span class="title">__TITLE__</span><span id="status"></span>
@@ -660,7 +680,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from cardenvs.replay import env_name
 
     parser = argparse.ArgumentParser(prog="cardenvs serve", description="Play Rang or RING RANG in the browser.")
-    parser.add_argument("--game", default="ring-rang", help="ring-rang (default) or rang")
+    parser.add_argument("game", nargs="?", default=None, help="ring-rang (default) or rang, as in `cardenvs play`")
+    parser.add_argument("--game", dest="game_option", metavar="GAME", default=None, help="the same as GAME")
     parser.add_argument(
         "--opponents",
         nargs="+",
@@ -685,7 +706,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--verbose", action="store_true", help="log every request to stderr")
     args = parser.parse_args(argv)
     try:
-        game_name = env_name(args.game)  # ring-rang, ring_rang or rang
+        if args.game and args.game_option and env_name(args.game) != env_name(args.game_option):
+            raise ValueError(f"two games given: {args.game} and --game {args.game_option}")
+        game_name = env_name(args.game or args.game_option or "ring-rang")  # ring-rang, ring_rang or rang
         spec = game_spec(game_name)
         num_players = spec.check_players(spec.players_or_fixed(4) if args.players is None else args.players,
                                          "--players")

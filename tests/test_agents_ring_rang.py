@@ -248,6 +248,33 @@ def test_registry_rejects_unknown_parameters():
         StrongRulesAgent(keep_trumps=-1)
 
 
+@pytest.mark.parametrize("game, env_kwargs", [("ring_rang", {"episode": "round"}),
+                                              ("rang", {"num_players": 5, "episode": "deal"})])
+def test_every_agent_takes_the_env_info(game, env_kwargs):
+    """What the env was built with goes to make_agent as it is, for every agent of the game."""
+    from cardenvs.agents.registry import available_agents
+    from cardenvs.games import game_spec
+
+    env = game_spec(game).env_module_object().env(**env_kwargs)
+    env.reset(seed=0)
+    obs = env.observe(env.agent_selection)
+    info = {"num_players": env.unwrapped.num_players, **env_kwargs}
+    # policy, exec and onnx need a file, and the shipped Rang policy plays 4 players only (each tested with its loader)
+    skip = {"policy", "exec", "onnx"} | ({"trained"} if game == "rang" else set())
+    for name in sorted(set(available_agents(game)) - skip):
+        spec = f"{name}:iterations=2" if name in ("pimc", "ismcts", "oracle") else name
+        agent = make_agent(spec, game, seed=0, **info)
+        if agent.needs_env:
+            agent.observe_env(env.unwrapped)
+        assert obs["action_mask"][agent.act(obs)] == 1
+    if game == "rang":
+        make_agent("trained", game, seed=0, num_players=4, episode="deal")
+    with pytest.raises(ValueError, match="num_players"):
+        make_agent("rules_strong", game, num_players=11)
+    with pytest.raises(ValueError, match="unknown env setting"):
+        make_agent("rules_strong", game, num_player=4)
+
+
 def test_same_seed_same_decisions():
     env = ring_rang_v0.env(episode="round")
     choices = []

@@ -4,6 +4,7 @@ replay for one observer, one card notation."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -186,3 +187,87 @@ def test_pettingzoo_make_by_id_after_import_cardenvs():
     env = pettingzoo.make("aec", "cardenvs/ring_rang_v0", episode="round")
     env.reset(seed=0)
     assert env.agents == ["player_0", "player_1", "player_2", "player_3"]
+
+
+# ------------------------------------------------------------------ Ctrl-C (issue 35, item 9)
+@pytest.mark.parametrize("command", ["eval", "train", "bench", "distill"])
+def test_ctrl_c_is_one_line_and_status_130(monkeypatch, capsys, command):
+    import cardenvs.cli as cli
+
+    class Interrupted:
+        @staticmethod
+        def main(argv):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "import_module", lambda name: Interrupted)
+    assert cli_main([command]) == 130
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.strip() == f"cardenvs {command}: interrupted"
+
+
+def _sleep_then_return(seconds):
+    import time
+
+    time.sleep(seconds)
+    return seconds
+
+
+def test_ctrl_c_stops_the_worker_processes_at_once():
+    """Without terminating them, leaving the pool would wait for the workers' jobs (a minute here)."""
+    import os
+    import signal
+    import threading
+    import time
+
+    from cardenvs.train.evaluate import worker_map
+
+    started = time.monotonic()
+    threading.Timer(2.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+    with pytest.raises(KeyboardInterrupt):
+        list(worker_map(_sleep_then_return, [60, 60, 60], 2))
+    assert time.monotonic() - started < 50
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc for the workers")
+def test_ctrl_c_in_cardenvs_eval_with_workers_exits_cleanly():
+    """The terminal's Ctrl-C reaches the whole process group: the command and its workers."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    command = [sys.executable, "-m", "cardenvs.cli", "eval", "--game", "ring_rang", "--agents", "rules_strong",
+               "random", "--deals", "100000", "--workers", "2", "--no-progress"]
+    process = subprocess.Popen(command,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
+    deadline = time.monotonic() + 120
+    while len(children.read_text().split()) < 2 and time.monotonic() < deadline:  # the two workers are up
+        time.sleep(0.2)
+    time.sleep(1.0)
+    os.killpg(process.pid, signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert err.strip() == "cardenvs eval: interrupted" and "Traceback" not in out
+
+
+@pytest.mark.parametrize(("command", "config", "right"), [
+    ("train-vector", "configs/quick_ring_rang.yaml", "cardenvs train"),
+    ("train", "configs/vector_full_rang.yaml", "cardenvs train-vector"),
+    ("eval", "configs/quick_ring_rang.yaml", "cardenvs train"),
+])
+def test_a_config_of_another_command_names_that_command(capsys, command, config, right):
+    pytest.importorskip("torch")
+    pytest.importorskip("stable_baselines3")
+    root = Path(__file__).resolve().parents[1]
+    assert cli_main([command, "--config", str(root / config)]) == 2
+    err = capsys.readouterr().err
+    assert f"is a `{right}` config" in err and f"run `{right} --config" in err and "known:" not in err
+
+
+def test_bench_help_says_what_seconds_costs(capsys):
+    with pytest.raises(SystemExit):
+        cli_main(["bench", "-h"])
+    assert "about 20 x SECONDS" in " ".join(capsys.readouterr().out.split())

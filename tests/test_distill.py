@@ -73,6 +73,7 @@ def test_bad_configs_are_refused_naming_the_field(tmp_path, field, value, messag
         tiny(tmp_path, **{field: value})
 
 
+@pytest.mark.slow
 def test_cli(tmp_path):
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump({"game": "ring-rang", "run_dir": str(tmp_path / "run"), "student": STUDENT,

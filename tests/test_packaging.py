@@ -40,6 +40,7 @@ def test_every_folder_with_modules_is_a_discovered_package():
 
 
 @pytest.mark.skipif(os.environ.get("CARDENVS_SKIP_WHEEL") == "1", reason="CARDENVS_SKIP_WHEEL=1")
+@pytest.mark.slow
 def test_built_wheel_holds_every_module_and_the_shipped_policies(tmp_path):
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path), str(ROOT)],
                    check=True, capture_output=True)

@@ -172,7 +172,7 @@ def test_bad_arguments_are_clear_errors(capsys):
     assert main(["rang", "--seat", "7"]) == 2
     assert "--seat must be 0..3" in capsys.readouterr().err
     assert main(["poker"]) == 2
-    assert "env must be one of" in capsys.readouterr().err
+    assert "unknown game 'poker'; expected ring_rang" in capsys.readouterr().err  # the words of eval
 
 
 # ------------------------------------------------------------------- tmux

@@ -11,7 +11,7 @@ import pytest
 from fuzz_script import fuzz
 from pettingzoo.test import api_test, seed_test
 
-from cardenvs import rang_v0
+from cardenvs import rang_v0, ring_rang_v0
 from cardenvs.base import IllegalActionError
 from cardenvs.rang.engine import DECK_54, DECK_108, arrange_deck
 
@@ -63,7 +63,7 @@ def test_metadata_and_spaces():
 @pytest.mark.parametrize(
     "kwargs",
     [{"num_players": 1}, {"num_players": 11}, {"num_players": True}, {"num_players": 4.0}, {"episode": "game"},
-     {"max_turns_per_deal": 0}, {"render_mode": "rgb"}, {"illegal_action": "ignore"}],
+     {"max_turns_per_deal": 0}, {"render_mode": "rgb"}, {"illegal_action": "ignore"}, {"eliminated": "drop"}],
 )  # fmt: skip
 def test_bad_constructor_arguments(kwargs):
     with pytest.raises(ValueError):
@@ -357,3 +357,97 @@ def test_restore_rejects_other_player_count_or_episode():
         rang_v0.env(num_players=4).unwrapped.restore(snap)
     with pytest.raises(ValueError, match="episode"):
         rang_v0.env(num_players=3, episode="deal").unwrapped.restore(snap)
+
+
+# ------------------------------------------------------------------ eliminated="stay"
+@pytest.mark.parametrize("num_players", [2, 3, 5])
+def test_stay_mode_passes_the_pettingzoo_api(num_players):
+    api_test(rang_v0.env(num_players=num_players, eliminated="stay"), num_cycles=1000)
+
+
+@pytest.mark.parametrize("num_players", [3, 4, 6])
+def test_stay_mode_plays_the_same_match_with_a_fixed_agent_set(num_players):
+    """Same seed, same choices: the same decisions and returns as "leave", but every seat stays in
+    ``agents`` (never selected once out, all-zero mask, no reward) until all end together."""
+    leave, leave_totals = run_random(rang_v0.env(num_players=num_players), seed=num_players)
+    env = rang_v0.env(num_players=num_players, eliminated="stay")
+    env.reset(seed=num_players)
+    rng = random.Random(0)
+    decisions, out_seen = [], set()
+    for agent in env.agent_iter():
+        obs, reward, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        assert env.agents == env.possible_agents and not any(env.rewards.values())
+        game = env.unwrapped.game
+        for other in env.possible_agents:
+            if not game.alive[int(other[7:])]:
+                out_seen.add(other)
+                assert other != agent and not env.observe(other)["action_mask"].any()
+        legal = np.flatnonzero(obs["action_mask"])
+        action = int(legal[rng.randrange(len(legal))])
+        decisions.append((agent, action, obs["observation"].tobytes()))
+        env.step(action)
+    assert decisions == [(a, act, o) for a, act, _, term, trunc, o in leave if not (term or trunc)]
+    assert out_seen  # seats that had left the match stayed in agents while the others played on
+    assert env.agents == []
+    assert leave_totals == pytest.approx(_stay_returns(num_players, seed=num_players))
+
+
+def _stay_returns(num_players, seed, **kwargs):
+    _, totals = run_random(rang_v0.env(num_players=num_players, eliminated="stay", **kwargs), seed=seed)
+    return totals
+
+
+def test_stay_mode_ends_every_agent_at_once_and_truncation_keeps_the_losses():
+    env = rang_v0.env(num_players=4, eliminated="stay")
+    env.reset(seed=1)
+    rng = random.Random(1)
+    while not any(env.terminations.values()):
+        legal = env.unwrapped.legal_actions()
+        env.step(legal[rng.randrange(len(legal))])
+    assert all(env.terminations.values()) and len(env.agents) == 4
+    assert sorted(env._cumulative_rewards.values()) == pytest.approx([-1 / 3] * 3 + [1.0])
+    # a deal cut short after someone left: the players still in are truncated (no reward), those out get -1/(N-1)
+    for seed in range(40):
+        env = rang_v0.raw_env(num_players=4, eliminated="stay", max_turns_per_deal=60)
+        _, totals = run_random(env, seed=seed)
+        game = env.game
+        if game.truncated and not all(game.alive):
+            break
+    else:
+        pytest.fail("no truncated match with an elimination in 40 seeds")
+    assert [totals[a] for a in env.possible_agents] == pytest.approx(
+        [0.0 if alive else -1 / 3 for alive in game.alive])
+
+
+def test_stay_mode_snapshot_after_an_elimination_restores():
+    env = rang_v0.env(num_players=4, eliminated="stay")
+    env.reset(seed=3)
+    rng = random.Random(3)
+    while all(env.unwrapped.game.alive):
+        legal = env.unwrapped.legal_actions()
+        env.step(legal[rng.randrange(len(legal))])
+    text = json.dumps(env.unwrapped.snapshot())
+    twin = rang_v0.env(num_players=4, eliminated="stay")
+    twin.reset(seed=0)
+    twin.unwrapped.restore(text)
+    assert _continue(env) == _continue(twin)
+    with pytest.raises(ValueError, match="not the players still in the game"):
+        rang_v0.env(num_players=4).unwrapped.restore(text)
+
+
+@pytest.mark.parametrize("make", [lambda: rang_v0.env(num_players=3), ring_rang_v0.env], ids=["rang", "ring_rang"])
+def test_table_text_observer_by_seat_or_agent_name(make):
+    env = make()
+    env.reset(seed=5)
+    raw = env.unwrapped
+    full = raw.table_text()
+    for seat in range(raw.num_players):
+        by_name = raw.table_text(f"player_{seat}")
+        assert by_name == raw.table_text(seat) != full
+        assert by_name.count("hidden") == raw.num_players - 1  # the observer's own hand shows
+    for bad in ("player_9", 9, -1, True, ["player_0"]):
+        with pytest.raises(ValueError, match="observer must be a seat"):
+            raw.table_text(bad)

@@ -6,6 +6,7 @@ import random
 from collections import Counter
 
 import numpy as np
+import pytest
 from fuzz_script import random_play_totals
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -105,6 +106,7 @@ def check_end(game: RangGame, single_deal: bool) -> None:
         assert all(t >= ELIMINATION_TOTAL for s, t in enumerate(game.totals) if s != winner)
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None)
 @given(num_players=st.integers(2, 10), seed=st.integers(0, 2**32 - 1), single_deal=st.booleans())
 def test_random_games_keep_every_invariant(num_players, seed, single_deal):
@@ -118,6 +120,7 @@ def test_short_turn_limit_truncates_cleanly(num_players, seed):
     check_end(game, False)
 
 
+@pytest.mark.slow
 def test_thousands_of_matches_end_with_one_winner():
     rng = random.Random(0)
     for i in range(2000):

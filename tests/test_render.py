@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -287,3 +288,30 @@ def test_replay_command_prints_the_final_table_and_a_png(tmp_path, capsys):
     path.write_text("[]")
     assert replay_main([str(path)]) == 2
     assert "must be a JSON object" in capsys.readouterr().err
+
+
+def test_replay_png_without_pillow_is_one_line_before_any_output(tmp_path, capsys, monkeypatch):
+    env = rang_v0.env(num_players=2, episode="deal")
+    env.reset(seed=6)
+    path = tmp_path / "g.json"
+    save(record("rang", {"num_players": 2, "episode": "deal"}, 6, None, _play_random(env, 3)), path)
+    monkeypatch.setitem(sys.modules, "PIL", None)  # as if Pillow were not installed
+    assert replay_main([str(path), "--png", str(tmp_path / "x.png"), "--html", str(tmp_path / "x.html")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ("error: --png needs Pillow: pip install 'cardenvs[render]' "
+                                                   "(or pip install pillow)\n")
+    assert not (tmp_path / "x.html").exists()
+
+
+def test_views_name_the_players_in_a_result_and_say_the_game_is_over():
+    env = rang_v0.env(num_players=3, episode="deal")
+    env.reset(seed=2)
+    _play_random(env, 2)
+    view = env_view(env)
+    assert view["phase"] == "over"
+    assert re.fullmatch(r"player_\d went out; points: player_\d \d+, player_\d \d+", view["result"])
+    assert sorted(s["points"] for s in view["seats"])[0] == 0
+    env = ring_rang_v0.env(episode="round")
+    env.reset(seed=2)
+    _play_random(env, 2)
+    assert env_view(env)["phase"] == "over" and env_view(env, observer=2)["bottom"] == 2

@@ -200,6 +200,11 @@ def test_state_holds_all_hands():
     state = env.unwrapped.state()
     assert state.shape == (4 * 52 + OBSERVATION_SIZE,)
     assert state[: 4 * 52].sum() == 52
+    assert env.unwrapped.state_space.contains(state)  # the space centralised critics are built on (skrl, MAPPO)
+    rnd = random.Random(1)
+    while env.agents:
+        random_step(env, rnd)
+        assert env.unwrapped.state_space.contains(env.unwrapped.state())
 
 
 def test_render_and_text():

@@ -7,6 +7,7 @@ import random
 from collections import Counter
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -138,6 +139,7 @@ def small_position_with_voids() -> RingRangGame:
     raise AssertionError("no position found")
 
 
+@pytest.mark.slow
 def test_ring_rang_frequencies_match_exact_counts():
     game = small_position_with_voids()
     seat = game.to_act

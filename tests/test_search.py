@@ -348,6 +348,7 @@ def test_rang_costliest_rollout_sheds_the_costliest_legal_card():
 
 
 @pytest.mark.parametrize("game", ["rang", "ring_rang"])
+@pytest.mark.slow
 def test_batched_policy_rollouts_end_each_world_as_one_at_a_time(game):
     """``AgentRollout.many`` steps every world with one network pass a step; with a greedy policy each world
     must end exactly as when played out alone, and PIMC's action values must not change with the batching."""

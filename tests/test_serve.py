@@ -64,7 +64,10 @@ def request(app: App, path: str, body: Any = None, token: str | None = None, hea
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--game", "poker"], "env must be one of"),
+        (["--game", "poker"], "unknown game 'poker'"),
+        (["poker"], "unknown game 'poker'"),
+        (["rang", "--game", "ring-rang"], "two games given"),
+        (["rang", "--players", "11"], "--players: Rang takes 2..10 players"),  # the game as `play` takes it
         (["--game", "rang", "--partner", "random"], "Rang has no partners"),
         (["--game", "ring-rang", "--players", "3"], "RING RANG is always 4 players"),
         (["--game", "rang", "--players", "11"], "--players: Rang takes 2..10 players"),
@@ -321,3 +324,48 @@ def test_whole_game_in_a_headless_browser(game_name, env_kwargs, specs, tmp_path
         assert not replay(data).agents
         driver.save_screenshot(str(tmp_path / "end.png"))
         assert (tmp_path / "end.png").read_bytes()[:4] == b"\x89PNG"
+
+
+# ------------------------------------------------------------------ the page as a card table (issue 35, item 10)
+def test_a_card_no_move_selects_says_why_in_the_terminals_words():
+    rng = random.Random(0)
+    for seed in range(10):
+        game = WebGame("ring_rang", {"episode": "round"}, 0, ["random"] * 3, seed)
+        while game.human_to_act():
+            state = game.state()
+            hand = state["view"]["seats"][0]["cards"]
+            selectable = {code for move in state["moves"] for code in move["codes"]}
+            assert set(state["why_not"]) == set(hand) - selectable  # every other own card gets a reason
+            if any("you must follow" in reason for reason in state["why_not"].values()):
+                return
+            game.move(rng.choice(state["moves"])["action"])
+    pytest.fail("no position where the person had to follow suit")
+
+
+def test_favicon_is_served_not_a_404():
+    with serving("rang", {"num_players": 3, "episode": "deal"}, ["random"]) as app:
+        status, text = request(app, "/favicon.ico")
+        assert status == 200 and text.startswith("<svg")
+
+
+@pytest.mark.parametrize(("game_name", "env_kwargs"), [("ring_rang", {"episode": "round"}),
+                                                       ("rang", {"num_players": 6, "episode": "deal"})])
+def test_the_table_fits_a_1024x768_window(game_name, env_kwargs):
+    """Your hand and the move buttons above the fold, nothing wider than the window, trick cards in front of
+    their players (RING RANG) and the players as rows of a table (Rang)."""
+    with browser(1024, 768) as driver, serving(game_name, env_kwargs, ["rules_strong"], seed=5) as app:
+        for _ in range(4):  # into the play, with cards on the table
+            state = app.game.state()
+            if state["to_act"]:
+                app.game.move(state["moves"][0]["action"])
+        driver.get(app.url + "/")  # type: ignore[attr-defined]
+        _wait_idle(driver, -1)
+        moves_end, inner, wide, width = driver.execute_script(
+            "return [document.getElementById('moves').getBoundingClientRect().bottom, window.innerHeight,"
+            " document.documentElement.scrollWidth, window.innerWidth];")
+        assert moves_end <= inner and wide <= width
+        if game_name == "ring_rang":
+            placed = driver.find_elements("css selector", "#table .trick .t")
+            assert placed and all(e.get_attribute("class").split()[-1] in {"t0", "t1", "t2", "t3"} for e in placed)
+        else:
+            assert len(driver.find_elements("css selector", "#table .rang tr.row")) == 6

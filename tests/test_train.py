@@ -73,6 +73,7 @@ def policy_arrays(path: Path) -> dict[str, np.ndarray]:
 
 
 @pytest.mark.parametrize("game", ["ring_rang", "rang"])
+@pytest.mark.slow
 def test_tiny_run_trains_evaluates_checkpoints_and_exports(tmp_path, game):
     export = tmp_path / "shipped" / "policy.npz"
     config = write_config(tmp_path, game=game, export_to=str(export), curve_to=str(tmp_path / "curve.png"))

@@ -209,6 +209,7 @@ def test_tiny_run_checkpoints_resumes_exactly_and_exports(tmp_path, game):
 
 
 @pytest.mark.parametrize("game", GAMES)
+@pytest.mark.slow
 def test_resume_with_rule_games_is_bit_exact(tmp_path, game):
     """Issue 19 item 7: the rule agents of the games in flight are checkpointed as data (spec, RNG, memory);
     loading them draws nothing from the seating's generator, so the resumed run is the straight run."""
@@ -292,6 +293,7 @@ def test_quick_config_trains_resumes_and_the_harness_evaluates_the_export(tmp_pa
     assert any(row["agent"] == f"policy:path={policy}" and row["episodes"] > 0 for row in table)
 
 
+@pytest.mark.slow
 def test_cli_bad_config_exits_2_naming_the_field(tmp_path):
     config_path = tmp_path / "bad.yaml"
     config_path.write_text("game: rang\nnum_envz: 4\n")

@@ -110,12 +110,14 @@ def play_side_by_side(num_players: int, batch: int, steps: int, seed: int, episo
 
 
 @pytest.mark.parametrize("num_players, batch, steps", [(2, 64, 400), (4, 64, 700), (7, 48, 700)])
+@pytest.mark.slow
 def test_same_deals_as_the_aec_env(num_players: int, batch: int, steps: int) -> None:
     mirror = play_side_by_side(num_players, batch, steps, seed=num_players)
     assert mirror.deals >= 400  # about 2000 over the three player counts
     assert mirror.rebuilds > 0  # stock rebuilds were compared too
 
 
+@pytest.mark.slow
 def test_same_matches_as_the_aec_env() -> None:
     mirror = play_side_by_side(5, 12, 800, seed=11, episode="match")
     assert mirror.deals >= 2  # whole matches, through eliminations and the switch from 108 to 54 cards

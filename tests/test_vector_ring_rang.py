@@ -83,6 +83,7 @@ def run_differential(batch: int, episodes: int, *, episode: str, knocking: bool,
     return counts
 
 
+@pytest.mark.slow
 def test_differential_round_mode():
     counts = run_differential(256, 8, episode="round", knocking=True, seed=1)
     assert counts["episodes"] == 2048
@@ -94,6 +95,7 @@ def test_differential_round_mode_without_knocking():
     assert counts["episodes"] == 192 and counts["knocks"] == 0
 
 
+@pytest.mark.slow
 def test_differential_game_mode():
     counts = run_differential(16, 1, episode="game", knocking=True, seed=3)
     assert counts["episodes"] == 16 and counts["rounds"] > 16 * 10
@@ -179,6 +181,7 @@ def test_benchmark_rows_shape():
     assert row["decisions"] % 4 == 0 and row["decisions"] > 0 and row["bytes_per_game"] > 0
 
 
+@pytest.mark.slow
 def test_benchmark_rows_split_over_processes():
     rows = benchmark_rows(0.05, [6], processes=2)
     row = next(r for r in rows if r["game"] == "ring_rang")

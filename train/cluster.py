@@ -21,6 +21,7 @@ import hashlib
 import logging
 import os
 import re
+import signal
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -45,13 +46,20 @@ def one_blas_thread() -> None:
     threadpool_limits(1)
 
 
+def _start_worker() -> None:
+    """A local worker: one BLAS thread, and Ctrl-C left to the main process (which stops the workers)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    one_blas_thread()
+
+
 # ------------------------------------------------------------------ fanning out
 def fan_out(function: Callable[[Any], Any], jobs: list[Any], workers: int,
             ray_address: str | None = None) -> Iterator[tuple[int, Any]]:
     """``(index, function(jobs[index]))`` of every job as it completes: in this process when ``workers`` is 1,
     over up to ``workers`` processes, or as Ray tasks on the cluster at ``ray_address``.
 
-    Stopping early (an error, or the caller closing the iterator) cancels what has not run.
+    Stopping early (an error, Ctrl-C, or the caller closing the iterator) stops the local workers at once; what
+    has not run never runs.
     """
     if ray_address:
         yield from _ray_fan_out(function, jobs, ray_address)
@@ -59,13 +67,19 @@ def fan_out(function: Callable[[Any], Any], jobs: list[Any], workers: int,
         for index, job in enumerate(jobs):
             yield index, function(job)
     else:
-        pool = ProcessPoolExecutor(min(workers, len(jobs)), initializer=one_blas_thread)
+        pool = ProcessPoolExecutor(min(workers, len(jobs)), initializer=_start_worker)
         try:
             futures = {pool.submit(function, job): index for index, job in enumerate(jobs)}
             for future in as_completed(futures):
                 yield futures[future], future.result()
+        except BaseException:  # Ctrl-C, an error, or the caller stopping early: stop the workers now, not after
+            # their jobs (no public way before Python 3.14); the pool then fails the jobs left, which must not
+            # be cancelled as well (its manager thread would raise on a cancelled one: a traceback on Ctrl-C)
+            for process in list((getattr(pool, "_processes", None) or {}).values()):
+                process.terminate()
+            raise
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            pool.shutdown(wait=True)
 
 
 def worker_map(function: Callable[[Any], Any], jobs: list[Any], workers: int,

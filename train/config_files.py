@@ -62,12 +62,40 @@ def load_config(path: str | Path, schema: type) -> Any:
     return config_from_dict(read_yaml_mapping(path, "train config"), str(path), schema)
 
 
+# The run configs of the commands that take ``--config``: "module:class" (imported only to name the right command).
+CONFIG_COMMANDS = {
+    "cardenvs train": "cardenvs.train.selfplay:TrainConfig",
+    "cardenvs train-vector": "cardenvs.train.vector_ppo:VectorPPOConfig",
+    "cardenvs distill": "cardenvs.train.distill:DistillConfig",
+    "cardenvs eval": "cardenvs.train.evaluate:EvalConfig",
+}
+
+
+def _command_for(data: dict[str, Any], schema: type) -> str | None:
+    """The command whose config holds every field of ``data``, when it is not ``schema``'s."""
+    from importlib import import_module
+
+    for command, target in CONFIG_COMMANDS.items():
+        module, _, name = target.partition(":")
+        try:
+            other = getattr(import_module(module), name)
+        except ImportError:  # that trainer's libraries are not installed
+            continue
+        if other is not schema and set(data) <= {f.name for f in fields(other)}:
+            return command
+    return None
+
+
 def config_from_dict(data: dict[str, Any], source: str, schema: type) -> Any:
     """A ``schema`` dataclass (with a ``validate()`` method) from a mapping, every field type-checked."""
     hints = typing.get_type_hints(schema)
     known = {f.name for f in fields(schema)}
     unknown = sorted(set(data) - known)
     if unknown:
+        command = _command_for(data, schema)
+        if command:  # a whole config of another trainer: name the command, not 40 fields
+            raise ValueError(f"{source} is a `{command}` config (fields {unknown} are not {schema.__name__}'s): "
+                             f"run `{command} --config {source}`")
         raise ValueError(f"{source}: unknown field(s) {unknown}; known: {sorted(known)}")
     check_nesting(data, source)
     for name, value in data.items():
