@@ -93,7 +93,7 @@ def _row(result, spec):
     ("crash", "exited with code 3"), ("slow", "no answer within 0.5 s"), ("garbage", "not an action index"),
     ("illegal", "played illegal action"), ("flood", "longer than"), ("deaf", "no answer within"),
 ])
-@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("workers", [1, pytest.param(2, marks=pytest.mark.slow)])
 def test_a_misbehaving_bot_forfeits_and_leaves_no_process(bot, kind, reason, workers):
     spec = f"exec:path={bot(kind)},timeout=0.5,startup={0.5 if kind == 'deaf' else 5}"
     start = time.perf_counter()
@@ -191,6 +191,7 @@ def test_a_bot_never_receives_another_seats_hidden_cards(tmp_path, monkeypatch, 
     assert f"player_{act['seat']}" == env.agent_selection
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("example", ["random_bot.py", "random_bot.js"])
 def test_the_example_bots_play_both_games(example):
     if example.endswith(".js") and shutil.which("node") is None:
