@@ -226,7 +226,8 @@ def scorecard(protocol: Protocol, settings: BenchmarkSettings, candidate: str, r
         "comparable": not settings.custom, "custom": settings.custom, "cardenvs": _version(), "game": protocol.game,
         "num_players": protocol.num_players, "unit": protocol.unit,
         "seed": protocol.seed if settings.seed is None else settings.seed, "agent": candidate, "rows": rows,
-        "worst": min(rows, key=lambda r: r["win_rate"])["opponent"],
+        # the worst real match-up: an agent against its own copy (a reference agent's scorecard) is no test
+        "worst": min([r for r in rows if r["opponent"] != candidate] or rows, key=lambda r: r["win_rate"])["opponent"],
     }
     ladder = (protocol.ladder or {}).get("ratings")
     if ladder:
