@@ -167,8 +167,10 @@ def test_sample_draws_from_the_masked_softmax():
 
 def test_training_seconds_stop_the_run_and_keep_policies(tmp_path):
     config = tiny("ring_rang", tmp_path / "run", total_steps=10**9, train_seconds=1.5, keep_every_seconds=0.5,
-                  precision="bf16", reward="win_loss", anneal_lr=True)
+                  precision="bf16", reward="win_loss", anneal_lr=True, eval_at_start=True)
     train(config)
+    curve = list(csv.DictReader((tmp_path / "run" / "curve.csv").open()))
+    assert curve[0]["steps"] == "0" and int(curve[-1]["steps"]) > 0  # the untrained policy, then the end
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert 1.5 <= summary["train_s"] < 30 and summary["steps"] < 10**9
     kept = sorted((tmp_path / "run" / "policies").glob("train_*s_step_*.npz"))

@@ -128,6 +128,7 @@ class VectorPPOConfig:
 
     # evaluation (through cardenvs.train.evaluate), checkpoints, logging
     eval_every: int = 250_000  # learner decisions between evaluations (and one at the end)
+    eval_at_start: bool = False  # also evaluate the untrained policy (step 0 of the learning curve)
     eval_deals: int = 200  # deals per opponent
     eval_opponents: list[str] = field(default_factory=lambda: ["rules_strong", "rules_basic", "random"])
     eval_seed: int = 12345  # the evaluation deals (the same at every evaluation)
@@ -687,6 +688,29 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
         if config.keep_every_seconds else float("inf")
     episode_returns: list[float] = []
     return_so_far = torch.zeros(B, device=device)
+    def evaluate_now() -> None:
+        """Export the actor, keep it, evaluate it through the harness, log the rows (curve.csv, TensorBoard)."""
+        policy_path = save_policy(model.export_weights(config.game), run_dir / "eval_policy.npz")
+        # every evaluated policy is kept, so it can be measured later against opponents kept out of
+        # training (the gauntlet: cardenvs eval --gauntlet) without naming them here
+        shutil.copyfile(policy_path, (run_dir / "policies").joinpath(f"step_{steps}.npz"))
+        rows_out = evaluate_policy(config, policy_path)  # type: ignore[arg-type]
+        with curve_csv.open("a", newline="") as f:
+            curve = csv.DictWriter(f, CURVE_FIELDS)
+            for row in rows_out:
+                curve.writerow({"steps": steps, "wall_s": round(wall_offset + time.perf_counter() - start, 1),
+                                **row})
+                writer.add_scalar(f"eval/win_rate_vs_{row['opponent']}", row["win_rate"], steps)
+                writer.add_scalar(f"eval/mean_points_vs_{row['opponent']}", row["mean_points"], steps)
+        print(f"step {steps}: " + ", ".join(
+            f"vs {r['opponent']} {r['win_rate']:.3f} [{r['ci95_low']:.3f}, {r['ci95_high']:.3f}]"
+            for r in rows_out), file=sys.stderr)
+
+    if config.eval_at_start and checkpoint is None:  # the learning curve's first point: the untrained policy
+        eval_start = time.perf_counter()
+        evaluate_now()
+        paused += time.perf_counter() - eval_start
+
     while steps < config.total_steps and not (config.train_seconds and train_clock() >= config.train_seconds):
         iteration += 1
         if config.anneal_lr:  # by the share of the budget used: decisions, or training seconds when given
@@ -786,21 +810,7 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
             while next_snapshot <= steps:
                 next_snapshot += config.snapshot_every
         if steps >= next_eval or finished:
-            policy_path = save_policy(model.export_weights(config.game), run_dir / "eval_policy.npz")
-            # every evaluated policy is kept, so it can be measured later against opponents kept out of
-            # training (the gauntlet: cardenvs eval --gauntlet) without naming them here
-            shutil.copyfile(policy_path, (run_dir / "policies").joinpath(f"step_{steps}.npz"))
-            rows_out = evaluate_policy(config, policy_path)  # type: ignore[arg-type]
-            with curve_csv.open("a", newline="") as f:
-                curve = csv.DictWriter(f, CURVE_FIELDS)
-                for row in rows_out:
-                    curve.writerow({"steps": steps, "wall_s": round(wall_offset + time.perf_counter() - start, 1),
-                                    **row})
-                    writer.add_scalar(f"eval/win_rate_vs_{row['opponent']}", row["win_rate"], steps)
-                    writer.add_scalar(f"eval/mean_points_vs_{row['opponent']}", row["mean_points"], steps)
-            print(f"step {steps}: " + ", ".join(
-                f"vs {r['opponent']} {r['win_rate']:.3f} [{r['ci95_low']:.3f}, {r['ci95_high']:.3f}]"
-                for r in rows_out), file=sys.stderr)
+            evaluate_now()
             while next_eval <= steps:
                 next_eval += config.eval_every
         if steps >= next_checkpoint or finished:
