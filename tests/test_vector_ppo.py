@@ -172,9 +172,11 @@ def test_training_seconds_stop_the_run_and_keep_policies(tmp_path):
     curve = list(csv.DictReader((tmp_path / "run" / "curve.csv").open()))
     assert curve[0]["steps"] == "0" and int(curve[-1]["steps"]) > 0  # the untrained policy, then the end
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
-    assert 1.5 <= summary["train_s"] < 30 and summary["steps"] < 10**9
-    kept = sorted((tmp_path / "run" / "policies").glob("train_*s_step_*.npz"))
-    assert len(kept) >= 3  # 0.5, 1.0, 1.5 s and the end
+    assert summary["train_s"] >= 1.5 and summary["steps"] < 10**9
+    kept = sorted((tmp_path / "run" / "policies").glob("train_*s_step_*.npz"), key=lambda p: p.stat().st_mtime)
+    marks = [float(p.name.split("_")[1][:-1]) for p in kept]
+    assert len(kept) >= 2 and marks == sorted(marks)  # the first mark past 0.5 s, ..., and the end
+    assert marks[-1] >= 1.5
     PolicyAgent(path=str(kept[-1]), game="ring_rang")  # each is a policy the harness loads
 
 
