@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job on a fresh machine: install, train a RING RANG policy from scratch with the batched
-# trainer (configs/vector_quick_ring_rang.yaml: about 2.5 minutes of training on 2 cores), show its
+# trainer (configs/vector_quick_ring_rang.yaml: at most 170 s of training on 2 cores), show its
 # learning curve, and evaluate it, beside the shipped `trained` policy for scale, against random and
 # rules_basic (200 duplicate deals each).
 set -euo pipefail
