@@ -8,7 +8,9 @@ leaner loop is a ratio on one machine at one moment. What changed, and is reprod
 - RING RANG's legal mask set by a fancy index (``mask[legal_actions] = 1``);
 - RING RANG's observer updating the four views one by one.
 
-The rules engines, the observation values and every check are the same as today's.
+The rules engines, the observation values and every check are the same as today's. Rang's reference runs
+today's raw env (its encoder writes the hand counts in one slice now, the same values), so its ratio
+understates the change a little.
 """
 
 from __future__ import annotations
@@ -66,5 +68,5 @@ def ring_rang_env() -> wrappers.OrderEnforcingWrapper:
 
 
 def rang_env(num_players: int = 4) -> wrappers.OrderEnforcingWrapper:
-    """Rang's ``env()`` as it was: the stock order enforcing (Rang's engine and encoder did not change)."""
+    """Rang's ``env()`` as it was wrapped: the stock order enforcing around today's raw env."""
     return wrappers.OrderEnforcingWrapper(rang_v0.raw_env(num_players=num_players))
