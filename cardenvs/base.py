@@ -20,6 +20,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
+from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 
 from .core import NOTHING, Outcome  # noqa: F401 (the adapters' hooks return them)
 
@@ -402,13 +403,93 @@ def _rng_from_json(state: Any) -> np.random.Generator:
     return np.random.Generator(bit_generator)
 
 
+def _raw_attribute(name: str) -> property:
+    """A read of ``name`` on the unwrapped env, straight from :class:`_OrderEnforcing` (no ``__getattr__`` chain);
+    before ``reset()`` it raises the AttributeError PettingZoo's order enforcing raises."""
+
+    def get(self: _OrderEnforcing) -> Any:
+        if not self._has_reset:
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        return getattr(self._raw, name)
+
+    return property(get, doc=f"The unwrapped env's ``{name}`` (after reset).")
+
+
 class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
-    """PettingZoo's order enforcing, which also counts :meth:`CardGameEnv.restore` as a reset."""
+    """PettingZoo's order enforcing with every check it makes, reading the unwrapped env directly.
+
+    The stock wrapper reaches ``agents``, ``agent_selection``, ``terminations`` ... through two
+    ``__getattr__`` levels (eight such calls per decision of an ``agent_iter`` loop, a sixth of its time);
+    here they are properties, ``last()`` and the iterator go to the unwrapped env once, and the checks
+    (nothing before reset, a warning on a step with no agents, a step between two ``agent_iter`` turns)
+    are the stock wrapper's. It also counts :meth:`CardGameEnv.restore` as a reset.
+    """
+
+    def __init__(self, env: AECEnv):
+        super().__init__(env)
+        self._raw: CardGameEnv = env.unwrapped
+
+    agents = _raw_attribute("agents")
+    agent_selection = _raw_attribute("agent_selection")
+    rewards = _raw_attribute("rewards")
+    terminations = _raw_attribute("terminations")
+    truncations = _raw_attribute("truncations")
+    infos = _raw_attribute("infos")
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if not self._has_reset:
+            raise AttributeError("agent_selection cannot be accessed before reset")
+        return self._raw.last(observe)
+
+    def observe(self, agent: str) -> dict[str, np.ndarray] | None:
+        if not self._has_reset:
+            EnvLogger.error_observe_before_reset()
+        return self.env.observe(agent)
+
+    def step(self, action: Any) -> None:
+        if not self._has_reset:
+            EnvLogger.error_step_before_reset()
+        elif not self._raw.agents:
+            self._has_updated = True
+            EnvLogger.warn_step_after_terminated_truncated()
+        else:
+            self._has_updated = True
+            self.env.step(action)
+
+    def agent_iter(self, max_iter: int = 2**63) -> _AgentIterable:
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return _AgentIterable(self, max_iter)
 
     def restore(self, snap: dict[str, Any] | str) -> None:
-        self.unwrapped.restore(snap)
+        self._raw.restore(snap)
         self._has_reset = True
         self._has_updated = True  # agent_iter() may follow at once, as after a reset
+
+
+class _AgentIterable(AECOrderEnforcingIterable):
+    def __iter__(self) -> _AgentIterator:
+        return _AgentIterator(self.env, self.max_iter)
+
+
+class _AgentIterator(AECOrderEnforcingIterator):
+    """PettingZoo's order-enforcing iterator (stop with the agents or at ``max_iter``; a ``step()`` or
+    ``reset()`` between two turns), reading the unwrapped env directly."""
+
+    def __init__(self, env: _OrderEnforcing, max_iter: int):
+        super().__init__(env, max_iter)
+        self._wrapper = env
+        self._raw = env._raw
+
+    def __next__(self) -> str:
+        raw = self._raw
+        if not raw.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        wrapper = self._wrapper
+        assert wrapper._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        wrapper._has_updated = False
+        return raw.agent_selection
 
 
 class _TerminateIllegal(wrappers.BaseWrapper):

@@ -76,19 +76,44 @@ def engine_loop(new_game: Callable[[int], Game], seed: int = 0) -> Callable[[flo
 
 
 RANG_PLAYERS = (2, 4, 7)  # the Rang table sizes measured
-OUR_LOOP_COUNT = 2 * (1 + len(RANG_PLAYERS))  # env() and engine, RING RANG and each Rang size
+# env() and engine, RING RANG and each Rang size, and the loops before issue 36 of RING RANG and Rang 4p
+OUR_LOOP_COUNT = 2 * (1 + len(RANG_PLAYERS)) + 2
+
+
+def paired(loops: dict[str, Callable[[int], Callable[[float], tuple[int, int]]]], seconds: float,
+           slices: int = 6) -> dict[str, dict[str, float]]:
+    """Time loops in turns of ``seconds / slices`` each (``loops[name](seed)`` makes one), so that a load that
+    comes and goes on a shared machine falls on all of them alike; each gets ``seconds`` in all."""
+    totals = {name: {"decisions": 0, "games": 0, "seconds": 0.0} for name in loops}
+    for turn in range(slices):
+        for name, make in loops.items():
+            result = _timed(make(turn * 100_000), seconds / slices)
+            for key in totals[name]:
+                totals[name][key] += result[key]
+    return {name: dict(t, decisions_per_s=t["decisions"] / t["seconds"]) for name, t in totals.items()}
 
 
 def our_loops(seconds: float) -> list[dict[str, Any]]:
+    """Our envs and engines; RING RANG's and Rang 4p's ``env()`` in turns with their loop before issue 36."""
     from cardenvs import rang_v0, ring_rang_v0
+    from cardenvs.benchmarks import aec_before
     from cardenvs.rang.engine import RangGame
     from cardenvs.ring_rang.engine import RingRangGame
 
-    rows = [
-        {"name": "RING RANG env()", "interface": "AEC loop", "kind": "aec", "game": "ring_rang",
-         **_timed(aec_loop(ring_rang_v0.env), seconds)},
-    ]
+    def env_rows(game: str, name: str, make: Callable[[], Any], make_before: Callable[[], Any]) -> list[dict]:
+        timed = paired({"now": lambda seed: aec_loop(make, seed), "before": lambda seed: aec_loop(make_before, seed)},
+                       seconds)
+        speedup = timed["now"]["decisions_per_s"] / timed["before"]["decisions_per_s"]
+        return [{"name": name, "interface": "AEC loop", "kind": "aec", "game": game, "speedup": speedup,
+                 **timed["now"]},
+                {"name": f"{name} before", "interface": "AEC loop as before issue 36 (reference)",
+                 "kind": "aec_before", "game": game, **timed["before"]}]
+
+    rows = env_rows("ring_rang", "RING RANG env()", ring_rang_v0.env, aec_before.ring_rang_env)
     for n in RANG_PLAYERS:
+        if n == 4:
+            rows += env_rows("rang4", "Rang 4p env()", lambda: rang_v0.env(num_players=4), aec_before.rang_env)
+            continue
         rows.append({"name": f"Rang {n}p env()", "interface": "AEC loop", "kind": "aec", "game": f"rang{n}",
                      **_timed(aec_loop(lambda n=n: rang_v0.env(num_players=n)), seconds)})
     rows.append({"name": "RING RANG engine", "interface": "raw engine", "kind": "engine", "game": "ring_rang",
@@ -127,6 +152,9 @@ def format_rows(rows: list[dict[str, Any]]) -> str:
             continue
         ratio = f"{rate / reference:.2f}" if reference else ""
         lines.append(f"{row['name']:<34} {row.get('interface', ''):<48} {rate:>12,.0f} {ratio:>18}")
+    speedups = [f"{row['name']} {row['speedup']:.2f}x" for row in rows if row.get("speedup")]
+    if speedups:
+        lines.append("env() / its loop before issue 36, timed in turns in this run: " + ", ".join(speedups))
     return "\n".join(lines)
 
 
@@ -137,14 +165,15 @@ def plot_rows(rows: list[dict[str, Any]], path: str) -> None:
     import matplotlib.pyplot as plt
 
     shown = [r for r in rows if r.get("decisions_per_s")]
-    colours = {"aec": "#4477aa", "engine": "#228833", "batched": "#66ccee", "peer": "#bbbbbb"}
+    colours = {"aec": "#4477aa", "aec_before": "#99bbdd", "engine": "#228833", "batched": "#66ccee", "peer": "#bbbbbb"}
     fig, ax = plt.subplots(figsize=(9, 0.32 * len(shown) + 1.5))
     ax.barh(range(len(shown)), [r["decisions_per_s"] for r in shown], color=[colours[r["kind"]] for r in shown])
     ax.set_yticks(range(len(shown)), [f"{r['name']} ({r['interface']})" for r in shown], fontsize=8)
     ax.invert_yaxis()
     ax.set_xscale("log")
     ax.set_xlabel("decisions per second (random legal play, whole games; log scale)")
-    ax.set_title("cardenvs (blue: AEC, green: engine, cyan: batched) vs peers (grey), one run")
+    ax.set_title("cardenvs (blue: AEC, light: before issue 36, green: engine, cyan: batched) vs peers (grey), one run",
+                 fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

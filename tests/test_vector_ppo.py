@@ -54,7 +54,8 @@ def tiny(game: str, run_dir: Path, **overrides) -> VectorPPOConfig:
     return config_from_dict(data, "test", VectorPPOConfig)
 
 
-def rollout_of(game: str, tmp_path: Path, num_steps: int, win_bonus: float = 0.0, **overrides) -> Rollout:
+def rollout_of(game: str, tmp_path: Path, num_steps: int, win_bonus: float = 0.0, win_loss: bool = False,
+               **overrides) -> Rollout:
     config = tiny(game, tmp_path, num_envs=8, league={"random": 1.0}, **overrides)
     env = make_vector_env(config, torch.device("cpu"))
     model = ActorCritic(env.observation_size, env.num_actions, [16], "relu")
@@ -64,7 +65,7 @@ def rollout_of(game: str, tmp_path: Path, num_steps: int, win_bonus: float = 0.0
     seating.draw(torch.arange(config.num_envs), 0)
     games = {"obs": obs, "mask": mask, "seat": info["seat"]}
     return collect_rollout(env, model, [], seating, games, generator, num_steps, torch.zeros(config.num_envs),
-                           win_bonus)
+                           win_bonus, win_loss)
 
 
 # ------------------------------------------------------ crediting and GAE
@@ -137,6 +138,46 @@ def test_win_bonus_goes_to_the_last_decision_of_deals_the_learner_went_out_of(tm
                 open_decision = None
     assert expected.sum() > 0, "the rollout should hold deals the learner went out of"
     torch.testing.assert_close(shaped.rewards - plain.rewards, expected)
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_win_loss_reward_pays_the_result_at_the_end(tmp_path, game):
+    torch.manual_seed(0)
+    plain = rollout_of(game, tmp_path / "plain", 150)
+    torch.manual_seed(0)
+    results = rollout_of(game, tmp_path / "results", 150, win_loss=True)
+    assert torch.equal(plain.earned, results.earned) and torch.equal(plain.terminal, results.terminal)
+    # the same decisions are closed; each gets +1 for a won episode, -1 for a lost one, nothing before
+    won = plain.rewards[plain.terminal] > 0 if game == "ring_rang" else None
+    assert set(results.rewards[results.is_decision & ~results.terminal].unique().tolist()) <= {0.0}
+    assert set(results.rewards[results.terminal].unique().tolist()) <= {-1.0, 1.0}
+    if won is not None:  # a round's points are paid to its last learner decision alone: their sign is the result
+        assert torch.equal(results.rewards[results.terminal] > 0, won)
+
+
+def test_sample_draws_from_the_masked_softmax():
+    from cardenvs.train.vector_ppo import sample
+
+    logits = torch.tensor([[0.0, 1.0, -1e9, 2.0]]).repeat(40000, 1)
+    actions, log_probs = sample(logits, torch.Generator().manual_seed(0))
+    shares = torch.bincount(actions, minlength=4) / len(actions)
+    torch.testing.assert_close(shares, torch.softmax(logits[0], 0), atol=0.01, rtol=0)
+    torch.testing.assert_close(log_probs, torch.log_softmax(logits, 1).gather(1, actions[:, None]).squeeze(1))
+
+
+def test_training_seconds_stop_the_run_and_keep_policies(tmp_path):
+    config = tiny("ring_rang", tmp_path / "run", total_steps=10**9, train_seconds=1.5, keep_every_seconds=0.5,
+                  precision="bf16", reward="win_loss", anneal_lr=True, eval_at_start=True)
+    train(config)
+    curve = list(csv.DictReader((tmp_path / "run" / "curve.csv").open()))
+    assert curve[0]["steps"] == "0" and int(curve[-1]["steps"]) > 0  # the untrained policy, then the end
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["train_s"] >= 1.5 and summary["steps"] < 10**9
+    kept = sorted((tmp_path / "run" / "policies").glob("train_*s_step_*.npz"), key=lambda p: p.stat().st_mtime)
+    marks = [float(p.name.split("_")[1][:-1]) for p in kept]
+    assert len(kept) >= 2 and marks == sorted(marks)  # the first mark past 0.5 s, ..., and the end
+    assert marks[-1] >= 1.5
+    PolicyAgent(path=str(kept[-1]), game="ring_rang")  # each is a policy the harness loads
 
 
 def test_init_from_copies_the_actor_and_checks_the_shape(tmp_path):
@@ -243,6 +284,9 @@ def test_rule_opponents_in_a_few_games(tmp_path, game):
     ({"init_from": "missing/policy.npz"}, "init_from: no policy file"),
     ({"device": "bogus"}, "device: 'bogus' is not a torch device"),
     ({"eval_opponents": ["pimc:iterations=-5"]}, "eval_opponents: .*iterations must be"),
+    ({"reward": "points"}, "reward: expected 'env' or 'win_loss'"),
+    ({"precision": "fp16"}, "precision: expected 'fp32' or 'bf16'"),
+    ({"train_seconds": -1}, "train_seconds"),
 ])
 def test_bad_config_fields_are_named(tmp_path, fields, message):
     with pytest.raises(ValueError, match=message):

@@ -80,12 +80,18 @@ class VectorPPOConfig:
     num_players: int = 4  # Rang only
     env_kwargs: dict[str, Any] = field(default_factory=dict)  # extra arguments of the batched env (and the eval env)
     torch_threads: int = 1  # torch.set_num_threads; 1 is fastest on a small shared machine
+    # "bf16": the network's matrix products in bfloat16 (torch.autocast; weights, optimizer and losses stay
+    # float32): ~4x faster products on CPUs with AVX512-BF16 or AMX (docs/training.md), slower on others
+    precision: str = "fp32"
+    train_seconds: float = 0.0  # also stop after this many seconds of training (evaluations, checkpoints not counted)
+    keep_every_seconds: float = 0.0  # keep the policy every this many training seconds: policies/train_<s>s.npz
     device: str = "cpu"  # where the envs, the network and the rollout live ("cuda" on a GPU machine)
 
     # the batch and PPO
     num_envs: int = 512  # games stepped at once
     num_steps: int = 32  # env steps of every game per rollout
     learning_rate: float = 3e-4
+    anneal_lr: bool = False  # the learning rate falls linearly to 5% of it at the end of the budget (CleanRL: to 0)
     minibatch_size: int = 2048  # learner decisions per gradient step
     update_epochs: int = 4
     gamma: float = 1.0  # episodes are short (one round / deal)
@@ -111,6 +117,9 @@ class VectorPPOConfig:
     # deal that ended (not by the turn limit) with the learner scoring 0 points, i.e. having gone out. Rang
     # "deal" episodes only. Aligns the objective with the harness's win rate, not only with fewer points.
     win_bonus: float = 0.0
+    # "env": the env's reward (RING RANG rounds: +-round points, 2 or 3 for all 13 tricks); "win_loss": +1 / -1
+    # for the episode's result (the harness's win rate), given at its end. The logged returns stay the env's.
+    reward: str = "env"
     init_from: str = ""  # a policy.npz (same net_arch/activation) whose actor starts a fresh run (warm start)
     # policy .npz files in the league from the start, never replaced by snapshots (drawn with the "snapshots"
     # weight, like any snapshot); a best response (cardenvs exploit) plays only such a frozen policy
@@ -119,6 +128,7 @@ class VectorPPOConfig:
 
     # evaluation (through cardenvs.train.evaluate), checkpoints, logging
     eval_every: int = 250_000  # learner decisions between evaluations (and one at the end)
+    eval_at_start: bool = False  # also evaluate the untrained policy (step 0 of the learning curve)
     eval_deals: int = 200  # deals per opponent
     eval_opponents: list[str] = field(default_factory=lambda: ["rules_strong", "rules_basic", "random"])
     eval_seed: int = 12345  # the evaluation deals (the same at every evaluation)
@@ -176,12 +186,20 @@ class VectorPPOConfig:
         for path in self.fixed_policies:
             if not Path(path).is_file():
                 raise ValueError(f"fixed_policies: no policy file {path!r}")
+        if self.reward not in ("env", "win_loss"):
+            raise ValueError(f"reward: expected 'env' or 'win_loss', got {self.reward!r}")
+        if self.precision not in ("fp32", "bf16"):
+            raise ValueError(f"precision: expected 'fp32' or 'bf16', got {self.precision!r}")
+        if self.train_seconds < 0 or self.keep_every_seconds < 0:
+            raise ValueError(f"train_seconds, keep_every_seconds: expected >= 0 (0 = off), got "
+                             f"{self.train_seconds!r}, {self.keep_every_seconds!r}")
         if self.win_bonus and (spec.partnerships or (self.episode or spec.train_episode) != spec.episodes["deal"]):
             raise ValueError(f"win_bonus: Rang 'deal' episodes only, got game={self.game!r} episode={self.episode!r}")
 
 
 # Fields that may change when a run is resumed.
-RESUMABLE_CHANGES = ("total_steps", "torch_threads", "league", "pfsp", "rule_opponents", "eval_every", "eval_deals",
+RESUMABLE_CHANGES = ("total_steps", "train_seconds", "keep_every_seconds",
+                     "torch_threads", "league", "pfsp", "rule_opponents", "eval_every", "eval_deals",
                      "eval_opponents", "eval_workers", "checkpoint_every", "keep_checkpoints", "log_every",
                      "export_to", "curve_to")
 
@@ -215,12 +233,17 @@ class ActorCritic(nn.Module):
         self.action = head(net_arch[-1], num_actions, 0.01)
         self.critic = nn.Sequential(*mlp(sizes, activation), head(net_arch[-1], 1, 1.0))
         self.activation = activation
+        self.bf16 = False
 
     def masked_logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        return self.action(self.actor_body(obs)).masked_fill(~mask, -1e9)
+        with torch.autocast(obs.device.type, dtype=torch.bfloat16, enabled=self.bf16):
+            logits = self.action(self.actor_body(obs))
+        return logits.float().masked_fill(~mask, -1e9)
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.critic(obs).squeeze(-1)
+        with torch.autocast(obs.device.type, dtype=torch.bfloat16, enabled=self.bf16):
+            value = self.critic(obs)
+        return value.float().squeeze(-1)
 
     def export_weights(self, game: str) -> dict[str, np.ndarray]:
         """The actor as the arrays of :mod:`cardenvs.agents.policy` (``hidden{i}/...``, ``action/...``)."""
@@ -271,7 +294,10 @@ class FrozenActor:
 def sample(logits: torch.Tensor, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
     """Actions drawn from the masked softmax and their log-probabilities."""
     log_probs = torch.log_softmax(logits, dim=-1)
-    actions = torch.multinomial(log_probs.exp(), 1, generator=generator).squeeze(1)
+    # inverse CDF: one uniform per row (torch.multinomial is several times slower on CPU at these sizes)
+    cumulative = log_probs.exp().cumsum_(1)
+    uniform = torch.rand(len(logits), 1, generator=generator, device=logits.device) * cumulative[:, -1:]
+    actions = (cumulative < uniform).sum(1).clamp_(max=logits.shape[1] - 1)
     return actions, log_probs.gather(1, actions.unsqueeze(1)).squeeze(1)
 
 
@@ -349,9 +375,13 @@ class Seating:
         hardness = (1.0 - (wins + 1.0) / (games + 2.0)).clamp_min(1e-3) ** self.config.pfsp
         return (share * hardness / hardness.sum()).tolist()
 
+    def won(self, returns: torch.Tensor) -> torch.Tensor:
+        """Whether the learner side won episodes that ended with these returns."""
+        return self.spec.won(returns, self.config.episode or self.spec.train_episode)
+
     def record(self, games: torch.Tensor, returns: torch.Tensor) -> None:
         """Episodes ended in ``games`` with the learner side's ``returns``: count them for its league opponents."""
-        won = self.spec.won(returns, self.config.episode or self.spec.train_episode)
+        won = self.won(returns)
         sides = torch.arange(self.num_sides, device=games.device)
         opponents = self.opponent[games]
         against = (sides != self.learner_side[games].unsqueeze(1)) & (opponents >= 0)
@@ -421,7 +451,7 @@ class Rollout:
 
 def collect_rollout(env: Any, model: ActorCritic, frozen: list[FrozenActor], seating: Seating,
                     games: dict[str, torch.Tensor], generator: torch.Generator, num_steps: int,
-                    return_so_far: torch.Tensor, win_bonus: float = 0.0) -> Rollout:
+                    return_so_far: torch.Tensor, win_bonus: float = 0.0, win_loss: bool = False) -> Rollout:
     """Step every game ``num_steps`` times: the learner and its opponents act, rewards go to the decisions.
 
     ``games`` (obs, mask, seat of the decision due in every game) is updated in place;
@@ -446,8 +476,11 @@ def collect_rollout(env: Any, model: ActorCritic, frozen: list[FrozenActor], sea
         side = seating.side_of(seat)
         learner = side == seating.learner_side
         opponent = seating.opponent.gather(1, side.unsqueeze(1)).squeeze(1)
-        with torch.no_grad():  # one learner pass over every game: its own rows and the "self" opponents
-            actions, log_probs = sample(model.masked_logits(obs, mask), generator)
+        with torch.no_grad():  # one learner pass over the games it acts in: its own rows and the "self" opponents
+            acting = (learner | (opponent == SELF)).nonzero().squeeze(1)
+            actions = torch.zeros(B, dtype=torch.int64, device=device)
+            log_probs = torch.zeros(B, device=device)
+            actions[acting], log_probs[acting] = sample(model.masked_logits(obs[acting], mask[acting]), generator)
             rows = learner.nonzero().squeeze(1)
             values[t, rows] = model.value(obs[rows])
             for index, actor in enumerate(frozen):
@@ -480,8 +513,11 @@ def collect_rollout(env: Any, model: ActorCritic, frozen: list[FrozenActor], sea
         # Credit the learner side's reward to its open decision; an ended episode closes it.
         earned = step_rewards.gather(1, seating.learner_side.unsqueeze(1)).squeeze(1)
         earned_all[t], done_all[t] = earned, done
+        credit = earned
+        if win_loss:  # +1 / -1 for the episode's result, at its end only
+            credit = torch.where(done, seating.won(return_so_far + earned).float() * 2.0 - 1.0, 0.0)
         open_games = (last_decision >= 0).nonzero().squeeze(1)
-        rewards[last_decision[open_games], open_games] += earned[open_games]
+        rewards[last_decision[open_games], open_games] += credit[open_games]
         return_so_far += earned
         if bool(done.any()):
             ended = done.nonzero().squeeze(1)
@@ -595,6 +631,7 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
     env = make_vector_env(config, device)
     num_seats = env.num_players
     model = ActorCritic(env.observation_size, env.num_actions, config.net_arch, config.activation).to(device)
+    model.bf16 = config.precision == "bf16"
     optimizer = torch.optim.Adam(model.parameters(), lr=config.learning_rate, eps=1e-5)
     league: list[Snapshot] = []
     seating = Seating(config, num_seats, device, generator)
@@ -607,7 +644,7 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
         seat = info["seat"]
         seating.draw(all_games, len(league))
         steps = env_steps = iteration = 0
-        wall_offset = 0.0
+        wall_offset = train_offset = 0.0
         next_snapshot, next_eval, next_checkpoint = config.snapshot_every, config.eval_every, config.checkpoint_every
         with curve_csv.open("w", newline="") as f:
             csv.DictWriter(f, CURVE_FIELDS).writeheader()
@@ -626,6 +663,7 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
             torch.set_rng_state(games_state["torch"])
             steps, env_steps, iteration = state["steps"], state["env_steps"], state["iteration"]
             wall_offset = state["wall_s"]
+            train_offset = float(state.get("train_s", wall_offset))  # checkpoints before train_s: wall time
             next_snapshot, next_eval = state["next_snapshot"], state["next_eval"]
             next_checkpoint = state["next_checkpoint"]
         except (KeyError, TypeError, ValueError, RuntimeError, IndexError, OSError) as error:
@@ -640,13 +678,48 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
     T, B = config.num_steps, config.num_envs
     games = {"obs": obs, "mask": mask, "seat": seat}  # the current decision of every game
     start, start_steps, start_env_steps = time.perf_counter(), steps, env_steps
+    paused = 0.0  # seconds of this session spent evaluating and checkpointing (not training)
+
+    def train_clock() -> float:
+        """Seconds of training so far, this run (resumed sessions included), without evaluations and checkpoints."""
+        return train_offset + time.perf_counter() - start - paused
+
+    next_keep = (int(train_offset // config.keep_every_seconds) + 1) * config.keep_every_seconds \
+        if config.keep_every_seconds else float("inf")
     episode_returns: list[float] = []
     return_so_far = torch.zeros(B, device=device)
-    while steps < config.total_steps:
+    def evaluate_now() -> None:
+        """Export the actor, keep it, evaluate it through the harness, log the rows (curve.csv, TensorBoard)."""
+        policy_path = save_policy(model.export_weights(config.game), run_dir / "eval_policy.npz")
+        # every evaluated policy is kept, so it can be measured later against opponents kept out of
+        # training (the gauntlet: cardenvs eval --gauntlet) without naming them here
+        shutil.copyfile(policy_path, (run_dir / "policies").joinpath(f"step_{steps}.npz"))
+        rows_out = evaluate_policy(config, policy_path)  # type: ignore[arg-type]
+        with curve_csv.open("a", newline="") as f:
+            curve = csv.DictWriter(f, CURVE_FIELDS)
+            for row in rows_out:
+                curve.writerow({"steps": steps, "wall_s": round(wall_offset + time.perf_counter() - start, 1),
+                                **row})
+                writer.add_scalar(f"eval/win_rate_vs_{row['opponent']}", row["win_rate"], steps)
+                writer.add_scalar(f"eval/mean_points_vs_{row['opponent']}", row["mean_points"], steps)
+        print(f"step {steps}: " + ", ".join(
+            f"vs {r['opponent']} {r['win_rate']:.3f} [{r['ci95_low']:.3f}, {r['ci95_high']:.3f}]"
+            for r in rows_out), file=sys.stderr)
+
+    if config.eval_at_start and checkpoint is None:  # the learning curve's first point: the untrained policy
+        eval_start = time.perf_counter()
+        evaluate_now()
+        paused += time.perf_counter() - eval_start
+
+    while steps < config.total_steps and not (config.train_seconds and train_clock() >= config.train_seconds):
         iteration += 1
+        if config.anneal_lr:  # by the share of the budget used: decisions, or training seconds when given
+            used = max(steps / config.total_steps, train_clock() / config.train_seconds if config.train_seconds else 0)
+            for group in optimizer.param_groups:
+                group["lr"] = config.learning_rate * max(1.0 - used, 0.05)
         rollout_start = time.perf_counter()
         rollout = collect_rollout(env, model, frozen, seating, games, generator, config.num_steps, return_so_far,
-                                  config.win_bonus)
+                                  config.win_bonus, config.reward == "win_loss")
         seating.forget()
         advantages, usable = decision_advantages(rollout, config.gamma, config.gae_lambda)
         episode_returns += rollout.finished_returns
@@ -709,9 +782,18 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
             mean_return = f"{np.mean(episode_returns):+.3f}" if episode_returns else "-"
             print(f"iter {iteration} steps {steps} env_steps {env_steps}: {env_rate:.0f} env steps/s, "
                   f"{decision_rate:.0f} decisions/s, return {mean_return}, entropy {entropy_loss.item():.3f}, "
-                  f"kl {np.mean(approx_kls):.2e}, value loss {value_loss.item():.3f}", file=sys.stderr)
+                  f"kl {np.mean(approx_kls):.2e}, value loss {value_loss.item():.3f}; last iteration: rollout "
+                  f"{rollout_s:.2f} s, update {update_s:.2f} s", file=sys.stderr)
             episode_returns = []
-        finished = steps >= config.total_steps
+        finished = steps >= config.total_steps or bool(config.train_seconds and train_clock() >= config.train_seconds)
+        if train_clock() >= next_keep or (finished and config.keep_every_seconds):
+            keep_start = time.perf_counter()
+            mark = round(train_clock(), 1)
+            save_policy(model.export_weights(config.game), run_dir / "policies" / f"train_{mark}s_step_{steps}.npz")
+            while next_keep <= train_clock():
+                next_keep += config.keep_every_seconds
+            paused += time.perf_counter() - keep_start
+        pause_start = time.perf_counter()
 
         # -- the league, evaluation and checkpoints (as in cardenvs.train.selfplay)
         if steps >= next_snapshot:
@@ -728,21 +810,7 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
             while next_snapshot <= steps:
                 next_snapshot += config.snapshot_every
         if steps >= next_eval or finished:
-            policy_path = save_policy(model.export_weights(config.game), run_dir / "eval_policy.npz")
-            # every evaluated policy is kept, so it can be measured later against opponents kept out of
-            # training (the gauntlet: cardenvs eval --gauntlet) without naming them here
-            shutil.copyfile(policy_path, (run_dir / "policies").joinpath(f"step_{steps}.npz"))
-            rows_out = evaluate_policy(config, policy_path)  # type: ignore[arg-type]
-            with curve_csv.open("a", newline="") as f:
-                curve = csv.DictWriter(f, CURVE_FIELDS)
-                for row in rows_out:
-                    curve.writerow({"steps": steps, "wall_s": round(wall_offset + time.perf_counter() - start, 1),
-                                    **row})
-                    writer.add_scalar(f"eval/win_rate_vs_{row['opponent']}", row["win_rate"], steps)
-                    writer.add_scalar(f"eval/mean_points_vs_{row['opponent']}", row["mean_points"], steps)
-            print(f"step {steps}: " + ", ".join(
-                f"vs {r['opponent']} {r['win_rate']:.3f} [{r['ci95_low']:.3f}, {r['ci95_high']:.3f}]"
-                for r in rows_out), file=sys.stderr)
+            evaluate_now()
             while next_eval <= steps:
                 next_eval += config.eval_every
         if steps >= next_checkpoint or finished:
@@ -750,21 +818,24 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
                 next_checkpoint += config.checkpoint_every
             state = {"steps": steps, "env_steps": env_steps, "iteration": iteration,
                      "wall_s": wall_offset + time.perf_counter() - start, "next_snapshot": next_snapshot,
-                     "next_eval": next_eval, "next_checkpoint": next_checkpoint, "config": asdict(config)}
+                     "next_eval": next_eval, "next_checkpoint": next_checkpoint, "config": asdict(config),
+                     "train_s": train_clock()}
             save_checkpoint(run_dir, model, optimizer, league, env, games,
                             seating, generator, state, config.keep_checkpoints)
+        paused += time.perf_counter() - pause_start
     writer.close()
 
     # -- the results: the numpy policy, the learning curve, the speed
     elapsed = time.perf_counter() - start
     policy_path = save_policy(model.export_weights(config.game), run_dir / "policy.npz")
     plot_curve(curve_csv, run_dir / "learning_curve.png", f"{config.game}: {run_dir.name} (batched PPO)")
-    summary = {"steps": steps, "env_steps": env_steps, "wall_s": wall_offset + elapsed,
+    summary = {"steps": steps, "env_steps": env_steps, "wall_s": wall_offset + elapsed, "train_s": train_clock(),
                "env_steps_per_s_this_session": (env_steps - start_env_steps) / max(elapsed, 1e-9),
                "decisions_per_s_this_session": (steps - start_steps) / max(elapsed, 1e-9)}
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
     publish_outputs(config, policy_path, run_dir / "learning_curve.png")
-    print(f"done: {steps} learner decisions ({env_steps} env steps) in {summary['wall_s']:.0f} s; this session "
+    print(f"done: {steps} learner decisions ({env_steps} env steps) in {summary['wall_s']:.0f} s "
+          f"({summary['train_s']:.0f} s training, the rest evaluations and checkpoints); this session "
           f"{summary['env_steps_per_s_this_session']:.0f} env steps/s, "
           f"{summary['decisions_per_s_this_session']:.0f} decisions/s; policy {policy_path}", file=sys.stderr)
     return policy_path

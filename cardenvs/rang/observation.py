@@ -66,10 +66,7 @@ def observe(g: RangGame, seat: int) -> np.ndarray:
     """The view of ``seat`` (float32, ``FIXED_SIZE + 5 * num_players`` entries)."""
     n = g.num_players
     v = [0.0] * (FIXED_SIZE + 5 * n)
-    hand = g.hands[seat]
-    for k in range(NUM_KINDS):
-        if hand[k]:
-            v[k] = len(hand[k]) * 0.125
+    v[:NUM_KINDS] = [len(cards) * 0.125 for cards in g.hands[seat]]
     v[14 + g.top] = 1.0
     v[28 + g.phase] = 1.0
     v[31:45] = [c * 0.125 for c in g.pile_counts]

@@ -177,14 +177,42 @@ def _write_knocks(obs: np.ndarray, viewer: int, game: RingRangGame) -> None:
     obs[KNOCKING_OVER] = float(game.knock_ended)
 
 
+def _flat_offsets(part: int, stride: int) -> list[np.ndarray]:
+    """For each (seat, card): the positions in the flattened (viewer, view) table of ``part`` + that seat's
+    relative block + card, in every viewer's view (``stride`` = 52 for the 4 x 52 card tables)."""
+    viewers = np.arange(NUM_SEATS)
+    return [viewers * OBSERVATION_SIZE + part + ((seat - viewers) & 3) * stride + card
+            for seat in range(NUM_SEATS) for card in range(52)]
+
+
+_PLAYED_AT = _flat_offsets(PLAYED, 52)  # [seat * 52 + card] -> 4 positions (one a viewer)
+_PLAY_AT = [np.concatenate(pair) for pair in zip(_PLAYED_AT, _flat_offsets(CURRENT, 52), strict=True)]
+_LEAD_AT = [np.arange(NUM_SEATS) * OBSERVATION_SIZE + LEADER + ((seat - np.arange(NUM_SEATS)) & 3)
+            for seat in range(NUM_SEATS)]
+_TEAM_FIRST = [(viewer & 1, 1 - (viewer & 1)) for viewer in range(NUM_SEATS)]
+
+
 class Observer:
-    """The four views of one game, updated in place after each step (:func:`observe` where a step changes much)."""
+    """The four views of one game, updated in place after each step (:func:`observe` where a step changes much).
+
+    The views are the rows of one (4, size) table, so that what changes in every view (a card played, the
+    trick counters) is one numpy write over precomputed positions rather than one write per view.
+    """
 
     def __init__(self) -> None:
-        self.views = [np.zeros(OBSERVATION_SIZE, np.float32) for _ in range(NUM_SEATS)]
+        self.__setstate__({"table": np.zeros((NUM_SEATS, OBSERVATION_SIZE), np.float32)})
+
+    def __getstate__(self) -> dict[str, np.ndarray]:
+        return {"table": self.table}  # a pickle or deepcopy of the views would no longer share the table
+
+    def __setstate__(self, state: dict[str, np.ndarray]) -> None:
+        self.table = state["table"]
+        self._flat = self.table.reshape(-1)
+        self.views = list(self.table)
 
     def rebuild(self, game: RingRangGame) -> None:
-        self.views = [observe(game, viewer) for viewer in range(NUM_SEATS)]
+        for viewer in range(NUM_SEATS):
+            self.table[viewer] = observe(game, viewer)
 
     @staticmethod
     def before(game: RingRangGame) -> tuple[int, int, int, bool]:
@@ -200,8 +228,7 @@ class Observer:
             card = action if action < 52 else action - ACTION_TURNED
             self._play(game, seat, card, action >= ACTION_TURNED, game.tricks_played != tricks)
             if game.knock_ended != knock_ended:
-                for obs in self.views:
-                    obs[KNOCKING_OVER] = 1.0
+                self.table[:, KNOCKING_OVER] = 1.0
         elif action == ACTION_KNOCK:
             for viewer, obs in enumerate(self.views):
                 _write_knocks(obs, viewer, game)
@@ -211,22 +238,26 @@ class Observer:
 
     def _play(self, game: RingRangGame, seat: int, card: int, turned: bool, trick_done: bool) -> None:
         """All four views after ``seat`` played ``card``."""
-        self.views[seat][HAND + card] = 0.0
-        if trick_done:
-            for viewer, obs in enumerate(self.views):
-                obs[PLAYED + ((seat - viewer) & 3) * 52 + card] = 1.0
-                if turned:
-                    obs[TURNED + card] = 1.0
-                obs[LEADER : LEADER + 4] = 0.0
-                obs[CURRENT : CURRENT + 208] = 0.0
-                _write_trick_counters(obs, viewer, game)
+        table = self.table
+        table[seat, HAND + card] = 0.0
+        if turned:
+            table[:, TURNED + card] = 1.0
+        if not trick_done:
+            self._flat[_PLAY_AT[seat * 52 + card]] = 1.0
+            if len(game.trick_cards) == 1:
+                self._flat[_LEAD_AT[seat]] = 1.0
             return
-        first = len(game.trick_cards) == 1
-        for viewer, obs in enumerate(self.views):
-            rel = (seat - viewer) & 3
-            obs[PLAYED + rel * 52 + card] = 1.0
-            obs[CURRENT + rel * 52 + card] = 1.0
-            if first:
-                obs[LEADER + rel] = 1.0
-            if turned:
-                obs[TURNED + card] = 1.0
+        self._flat[_PLAYED_AT[seat * 52 + card]] = 1.0
+        # the trick counters, the leader and the current trick (adjacent parts), then pile to first lift
+        table[:, TRICK_NUMBER : CURRENT + 4 * 52] = 0.0
+        table[:, PILE : FIRST_LIFT + 1] = 0.0
+        table[:, TRICK_NUMBER + min(game.tricks_played, NUM_TRICKS - 1)] = 1.0
+        table[:, PILE + min(game.pile, NUM_TRICKS - 1)] = 1.0
+        if game.streak >= 0:
+            self._flat[_LEAD_AT[game.streak] + (STREAK - LEADER)] = 1.0
+        lifted = game.lifted
+        for viewer, (own, other) in enumerate(_TEAM_FIRST):
+            table[viewer, LIFTED + lifted[own]] = 1.0
+            table[viewer, LIFTED + NUM_TRICKS + 1 + lifted[other]] = 1.0
+        if game.lifted_any:
+            table[:, FIRST_LIFT] = 1.0

@@ -1,0 +1,129 @@
+"""Time to strength: train from scratch, keep the policy at fixed marks of training time, then measure each
+against ``rules_strong`` (95% CIs) and write the curve of win rate against training seconds and decisions.
+
+A benchmark, not a test: run by ``scripts/time_to_strength.sh``; results in docs/training.md.
+
+    python scripts/time_to_strength.py --config configs/vector_tts_ring_rang.yaml --seeds 0 1 \\
+        --seconds 600 --every 120 --deals 200 --out runs/tts_ring_rang
+
+Each seed trains ``--seconds`` of training time (the trainer's clock, evaluations and checkpoints not
+counted; ``train_seconds`` / ``keep_every_seconds`` of the batched trainer), alone on the machine, with
+the trainer's own evaluations off. Only then are the kept policies evaluated, with ``--workers``
+processes, so evaluation never competes with training for the cores. The machine's load average is
+written next to every run (other people's work on a shared machine slows training down: read the
+decisions column too).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from cardenvs.train.evaluate import EvalConfig, evaluate
+
+FIELDS = ["game", "trainer", "seed", "train_s", "decisions", "opponent", "deals", "episodes", "win_rate",
+          "ci95_low", "ci95_high", "load_1min_start", "load_1min_end"]
+KEPT = re.compile(r"train_(?P<seconds>[0-9.]+)s_step_(?P<steps>[0-9]+)\.npz")
+
+
+def train(config_path: Path, seed: int, seconds: float, every: float, run_dir: Path) -> tuple[float, float]:
+    """One run from scratch; returns the 1-minute load average before and after it."""
+    config = yaml.safe_load(config_path.read_text())
+    config.update(seed=seed, run_dir=str(run_dir), train_seconds=seconds, keep_every_seconds=every,
+                  total_steps=10**12, eval_every=10**12, checkpoint_every=10**12, eval_deals=1,
+                  eval_opponents=["random"])  # the trainer's own evaluation: once at the end, one deal
+    run_dir.mkdir(parents=True, exist_ok=True)
+    path = run_dir / "tts_config.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    load_start = os.getloadavg()[0]
+    subprocess.run([sys.executable, "-m", "cardenvs.train.vector_ppo", "--config", str(path)], check=True)
+    return load_start, os.getloadavg()[0]
+
+
+def measure(run_dir: Path, game: str, opponent: str, deals: int, workers: int, eval_seed: int) -> list[dict]:
+    rows = []
+    kept = sorted((float(m["seconds"]), int(m["steps"]), p) for p in (run_dir / "policies").glob("train_*.npz")
+                   if (m := KEPT.fullmatch(p.name)))
+    for seconds, steps, policy in kept:
+        spec = f"policy:path={policy.resolve()}"
+        result = evaluate(EvalConfig(game=game, agents=[spec, opponent], deals=deals, seed=eval_seed,
+                                     workers=workers, progress=False))
+        row = next(r for r in result["table"] if r["agent"] == spec)
+        rows.append({"train_s": seconds, "decisions": steps, "opponent": opponent, "deals": deals,
+                     "episodes": row["episodes"], "win_rate": row["win_rate"],
+                     "ci95_low": row["win_rate_ci95"][0], "ci95_high": row["win_rate_ci95"][1]})
+        print(f"{run_dir.name} {seconds:.0f} s, {steps} decisions: {row['win_rate']:.3f} "
+              f"[{row['win_rate_ci95'][0]:.3f}, {row['win_rate_ci95'][1]:.3f}] vs {opponent}", file=sys.stderr)
+    return rows
+
+
+def plot(rows: list[dict], out: Path, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for seed in sorted({r["seed"] for r in rows}):
+        mine = [r for r in rows if r["seed"] == seed]
+        x = [r["train_s"] for r in mine]
+        ax.plot(x, [r["win_rate"] for r in mine], marker="o", label=f"seed {seed}")
+        ax.fill_between(x, [r["ci95_low"] for r in mine], [r["ci95_high"] for r in mine], alpha=0.2)
+    ax.axhline(0.5, color="grey", lw=0.8, ls="--")
+    ax.set_xlabel("training seconds (evaluations not counted)")
+    ax.set_ylabel(f"win rate vs {rows[0]['opponent']} (95% CI)")
+    ax.set_title(title, fontsize=9)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", type=Path, required=True, help="a batched trainer config (configs/vector_*.yaml)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
+    parser.add_argument("--seconds", type=float, default=600.0, help="training seconds per seed")
+    parser.add_argument("--every", type=float, default=120.0, help="keep a policy every this many training seconds")
+    parser.add_argument("--opponent", default="rules_strong")
+    parser.add_argument("--deals", type=int, default=200)
+    parser.add_argument("--eval-seed", type=int, default=12345)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    if not args.config.is_file():
+        parser.error(f"--config {args.config}: no such file")
+    if args.seconds <= 0 or args.every <= 0 or args.deals < 1 or args.workers < 1:
+        parser.error("--seconds, --every, --deals and --workers must be positive")
+    game = yaml.safe_load(args.config.read_text())["game"]
+    args.out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for seed in args.seeds:
+        run_dir = args.out / f"seed{seed}"
+        started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        load_start, load_end = train(args.config, seed, args.seconds, args.every, run_dir)
+        for row in measure(run_dir, game, args.opponent, args.deals, args.workers, args.eval_seed):
+            rows.append({"game": game, "trainer": "batched", "seed": seed, **row,
+                         "load_1min_start": load_start, "load_1min_end": load_end})
+        print(f"seed {seed}: trained from {started}, load average {load_start:.1f} -> {load_end:.1f}", file=sys.stderr)
+    with (args.out / "time_to_strength.csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, FIELDS)
+        writer.writeheader()
+        writer.writerows(rows)
+    (args.out / "command.json").write_text(json.dumps({"argv": sys.argv, "config": str(args.config)}, indent=1))
+    plot(rows, args.out / "time_to_strength.png", f"{game}: batched PPO from scratch, {args.config.name}")
+    print(f"wrote {args.out / 'time_to_strength.csv'} and {args.out / 'time_to_strength.png'}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
