@@ -78,7 +78,6 @@ class ProcessBot(Agent):
         self._seat = -1
         self._text = ""
         self._new_episode = True
-        self.forfeits = 0
 
     # ------------------------------------------------------------- process
     def _start(self) -> None:
@@ -134,7 +133,6 @@ class ProcessBot(Agent):
         return state
 
     def _fail(self, reason: str) -> None:
-        self.forfeits += 1
         self.close()
         raise Forfeit(f"{Path(self.program).name}: {reason}")
 

@@ -26,7 +26,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import metadata, resources
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +34,10 @@ from cardenvs.agents.policy import trained_path
 from cardenvs.agents.registry import check_agent
 from cardenvs.games import GAME_NAMES, canonical_game, game_spec
 
-from .cluster import check_ray_address, cluster_cpus
+from .cluster import cardenvs_version, check_ray_address, cluster_cpus
 from .evaluate import (
     EvalConfig,
+    agent_labels,
     check_writable,
     chunk_subfolder,
     display_labels,
@@ -112,13 +113,6 @@ def check_pins(protocol: Protocol) -> None:
                              f"this install has {str(found)[:12]}...; use the cardenvs release of that protocol")
 
 
-def _version() -> str:
-    try:
-        return metadata.version("cardenvs")
-    except metadata.PackageNotFoundError:
-        return "unknown"
-
-
 # ------------------------------------------------------------------ running
 @dataclass
 class BenchmarkSettings:
@@ -171,8 +165,7 @@ def _match_row(config: EvalConfig, records: list, opponent: str) -> tuple[dict[s
     """The candidate's row against one opponent (deterministic part) and its timing (the part that varies)."""
     summary = summarize(config, records)
     table = {row["agent"]: row for row in summary["table"]}
-    mine_label, theirs_label = (config.agents if config.agents[0] != config.agents[1]
-                                else [f"{config.agents[0]}#0", f"{config.agents[0]}#1"])
+    mine_label, theirs_label = agent_labels(config.agents)  # "#0"/"#1" added in a mirror match
     mine, theirs = table[mine_label], table[theirs_label]
     row = {"opponent": opponent, "deals": config.deals, "episodes": mine["episodes"], "wins": mine["wins"],
            "opponent_wins": theirs["wins"], "win_rate": mine["win_rate"], "win_rate_ci95": mine["win_rate_ci95"],
@@ -200,10 +193,12 @@ def run_benchmark(agent: Any, game: str, settings: BenchmarkSettings | None = No
         check_agent(opponent, protocol.game, **game_spec(protocol.game).env_info(protocol.num_players))
     bar = progress_bar(sum(d for _, d in plan), settings.progress, f"benchmark {protocol.name}")
     rows, timing = [], []
+    workers = 1
     start = time.perf_counter()
     try:
         for opponent, deals in plan:
             config = _match_config(protocol, settings, [candidate, opponent], deals)
+            workers = max(workers, worker_count(config)[0])
             began = time.perf_counter()
             row, clock = _match_row(config, run_records(config, objects, bar=bar), opponent)
             rows.append(row)
@@ -212,9 +207,7 @@ def run_benchmark(agent: Any, game: str, settings: BenchmarkSettings | None = No
         bar.close()
     card = scorecard(protocol, settings, candidate, rows)
     card["timing"] = {"matches": timing, "wall_seconds": time.perf_counter() - start,
-                      "workers": (cluster_cpus(settings.ray_address) if settings.ray_address  # the cluster's CPUs
-                                  else worker_count(_match_config(protocol, settings, [candidate, candidate],
-                                                                  10**6))[0])}
+                      "workers": cluster_cpus(settings.ray_address) if settings.ray_address else workers}
     return card
 
 
@@ -223,7 +216,8 @@ def scorecard(protocol: Protocol, settings: BenchmarkSettings, candidate: str, r
     level = "custom" if settings.custom else settings.level
     card: dict[str, Any] = {
         "protocol": protocol.name, "protocol_sha256": protocol.sha256, "level": level,
-        "comparable": not settings.custom, "custom": settings.custom, "cardenvs": _version(), "game": protocol.game,
+        "comparable": not settings.custom, "custom": settings.custom, "cardenvs": cardenvs_version(),
+        "game": protocol.game,
         "num_players": protocol.num_players, "unit": protocol.unit,
         "seed": protocol.seed if settings.seed is None else settings.seed, "agent": candidate, "rows": rows,
         # the worst real match-up: an agent against its own copy (a reference agent's scorecard) is no test

@@ -137,7 +137,8 @@ def cluster_cpus(address: str) -> int:
     return max(1, int(connect(address).cluster_resources().get("CPU", 1)))
 
 
-def _cardenvs_version() -> str:
+def cardenvs_version() -> str:
+    """The installed cardenvs's version ("unknown" when run uninstalled)."""
     try:
         return metadata.version("cardenvs")
     except metadata.PackageNotFoundError:
@@ -147,7 +148,7 @@ def _cardenvs_version() -> str:
 def _run_task(function: Callable[[Any], Any], head_version: str, is_tuple: bool, *parts: Any) -> Any:
     """One Ray task: the same cardenvs as the head, one BLAS thread, then ``function`` of the job (its
     ``parts``, the object store's copies of the shared ones already fetched by Ray)."""
-    version = _cardenvs_version()
+    version = cardenvs_version()
     if version != head_version:
         raise ValueError(f"a Ray node has cardenvs {version}, the head {head_version}: install the same release "
                          "on every node")
@@ -159,7 +160,7 @@ def _ray_fan_out(function: Callable[[Any], Any], jobs: list[Any], address: str) 
     ray = connect(address)
     # max_retries: system failures only (a dead worker or node); an exception of the task is never retried
     remote = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(_run_task)
-    head = _cardenvs_version()
+    head = cardenvs_version()
     # a part shared by several jobs (the config, the agent objects, the shipped files) is put in the object
     # store once, not serialized with every task
     seen: dict[int, int] = {}
