@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from cardenvs.games import game_spec
+from cardenvs.games import default_game, game_spec
 
 from .base import Agent
 from .outside import Forfeit
@@ -69,7 +69,7 @@ class ProcessBot(Agent):
                 raise ValueError(f"exec: {key} must be a number of seconds in (0, 3600], got {value!r}")
         self.program = str(program.resolve())
         self.game = game
-        self.num_players = game_spec(game).players_or_fixed(num_players or 4)
+        self.num_players = game_spec(game).players_or_fixed(num_players)
         self.timeout = float(timeout)
         self.startup = float(startup)
         self.log = log
@@ -219,7 +219,7 @@ class ProcessBot(Agent):
         return answer
 
 
-def make_exec_bot(path: str | None = None, game: str = "ring_rang", seed: int | None = None, timeout: float = 5.0,
+def make_exec_bot(path: str | None = None, game: str | None = None, seed: int | None = None, timeout: float = 5.0,
                   startup: float = 10.0, log: str | None = None, num_players: int | None = None) -> ProcessBot:
     """Registry factory of ``exec:path=PROGRAM[,timeout=SECONDS,startup=SECONDS,log=FILE]``.
 
@@ -228,5 +228,5 @@ def make_exec_bot(path: str | None = None, game: str = "ring_rang", seed: int | 
     """
     if path is None:
         raise ValueError("exec: give the program, e.g. exec:path=examples/bots/random_bot.py")
-    return ProcessBot(str(path), game, seed=seed, timeout=timeout, startup=startup, log=log,
+    return ProcessBot(str(path), game or default_game(), seed=seed, timeout=timeout, startup=startup, log=log,
                       num_players=num_players)

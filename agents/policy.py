@@ -23,7 +23,6 @@ import numpy as np
 
 from .base import Agent
 
-POLICY_DIR = Path(__file__).resolve().parent / "policies"
 ACTIVATIONS = {
     "tanh": np.tanh,
     "relu": lambda x: np.maximum(x, 0.0),
@@ -226,8 +225,10 @@ class PolicyAgent(Agent):
 
 
 def trained_path(game: str) -> Path:
-    """The shipped policy of ``game`` (``agents/policies/<game>.npz``)."""
-    return POLICY_DIR / f"{game}.npz"
+    """The shipped policy of ``game`` (its spec's ``trained``; ValueError where it ships none)."""
+    from cardenvs.games import game_spec
+
+    return Path(str(game_spec(game).trained_path()))
 
 
 def game_sizes(game: str, num_players: int | None = None) -> tuple[int, int]:
@@ -248,28 +249,25 @@ def _make_policy(game: str, seed: int | None, path: str | None, greedy: bool,
     return agent
 
 
-def make_policy_ring_rang(seed: int | None = None, path: str | None = None, greedy: bool = True, **_: Any):
-    """Registry factory of ``policy:path=FILE[,greedy=false]`` for RING RANG."""
-    return _make_policy("ring_rang", seed, path, greedy)
+def make_policy(game: str, seed: int | None = None, path: str | None = None, greedy: bool = True,
+                num_players: int | None = None, **_: Any) -> PolicyAgent:
+    """Registry factory of ``policy:path=FILE[,greedy=false]``: a policy file for ``game``'s env."""
+    return _make_policy(game, seed, path, greedy, num_players)
 
 
-def make_policy_rang(seed: int | None = None, path: str | None = None, greedy: bool = True, num_players: int = 4,
-                     **_: Any):
-    """Registry factory of ``policy:path=FILE[,greedy=false]`` for Rang."""
-    return _make_policy("rang", seed, path, greedy, num_players)
+def make_trained(game: str, seed: int | None = None, greedy: bool = True, num_players: int | None = None,
+                 **_: Any) -> PolicyAgent:
+    """Registry factory of ``trained``: the policy the game ships (its spec's ``trained``), for the seat count
+    it was trained with."""
+    from cardenvs.games import game_spec
 
-
-def make_trained_ring_rang(seed: int | None = None, greedy: bool = True, **_: Any) -> PolicyAgent:
-    """Registry factory of ``trained`` for RING RANG: the shipped policy."""
-    return PolicyAgent(seed=seed, path=str(trained_path("ring_rang")), greedy=greedy, game="ring_rang")
-
-
-def make_trained_rang(seed: int | None = None, greedy: bool = True, num_players: int = 4, **_: Any) -> PolicyAgent:
-    """Registry factory of ``trained`` for Rang: the shipped policy (trained with 4 players)."""
-    agent = PolicyAgent(seed=seed, path=str(trained_path("rang")), greedy=greedy, game="rang")
-    expected = 62 + 5 * num_players
-    if agent.input_size != expected:
-        players = (agent.input_size - 62) // 5
-        raise ValueError(f"trained: the shipped Rang policy takes {players} players, not {num_players}; "
-                         f"use --num-players {players}, or policy:path=FILE trained for {num_players}")
+    spec = game_spec(game)
+    agent = PolicyAgent(seed=seed, path=str(trained_path(game)), greedy=greedy, game=game)
+    players = spec.players_or_fixed(num_players)
+    if agent.input_size != game_sizes(game, players)[0]:
+        fits = [n for n in range(spec.players[0], spec.players[1] + 1) if game_sizes(game, n)[0] == agent.input_size]
+        trained_for = f"{fits[0]} players" if fits else "another observation size"
+        hint = f"use --num-players {fits[0]}, or " if fits else "use "
+        raise ValueError(f"trained: the shipped {spec.title} policy takes {trained_for}, not {players}; "
+                         f"{hint}policy:path=FILE trained for {players}")
     return agent

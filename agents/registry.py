@@ -20,18 +20,48 @@ import typing
 from importlib import import_module
 from typing import Any
 
-from cardenvs.games import GAME_NAMES, canonical_game, game_spec  # noqa: F401 (re-exported for callers)
 from cardenvs.games import GAMES as GAME_TABLE
+from cardenvs.games import GAUNTLET_PREFIX, GameSpec, canonical_game, game_spec  # noqa: F401 (re-exported)
 
 from .base import Agent
 from .outside import build_outside_agent, entry_points, import_attribute, is_import_path, load_entry_point
 
-GAMES = GAME_NAMES
+# The agents every game has, by what its spec declares: name -> ("module:factory", the spec's capability it
+# needs, or "" for none). A factory that names ``game`` is given it.
+GENERIC_AGENTS: dict[str, tuple[str, str]] = {
+    "random": ("cardenvs.agents.base:RandomAgent", ""),
+    "policy": ("cardenvs.agents.policy:make_policy", ""),  # policy:path=FILE, a trained policy file
+    "trained": ("cardenvs.agents.policy:make_trained", "trained"),  # the policy the game ships
+    "pimc": ("cardenvs.agents.search:make_pimc", "search"),
+    "ismcts": ("cardenvs.agents.search:make_ismcts", "search"),
+    "oracle": ("cardenvs.agents.search:make_oracle", "search"),  # sees every hand: measurement only
+    "exec": ("cardenvs.agents.bot_process:make_exec_bot", ""),  # a program in any language (docs/bot_protocol.md)
+    "onnx": ("cardenvs.agents.onnx_policy:make_onnx_policy", ""),  # a network from any framework
+}
 
-# game -> agent name -> "module:factory" (the per-game table, cardenvs.games, holds them). A factory is
-# called as factory(seed=..., **params, **env_info) where env_info holds the env's settings (e.g.
+
+def game_agents(spec: GameSpec) -> dict[str, str]:
+    """Every agent of a game: the generic ones its spec allows, then its own (``spec.agents``)."""
+    has = {"": True, "trained": bool(spec.trained), "search": spec.has_part("search")}
+    return {**{name: factory for name, (factory, needs) in GENERIC_AGENTS.items() if has[needs]}, **spec.agents}
+
+
+class _AgentTable(dict):
+    """game -> agent name -> "module:factory", built per game on first use (the games table is lazy)."""
+
+    def __missing__(self, game: str) -> dict[str, str]:
+        if game not in GAME_TABLE:
+            raise KeyError(game)
+        self[game] = game_agents(GAME_TABLE[game])
+        return self[game]
+
+    def __contains__(self, game: object) -> bool:
+        return game in GAME_TABLE
+
+
+# A factory is called as factory(seed=..., **params, **env_info) where env_info holds the env's settings (e.g.
 # num_players for Rang).
-AGENTS: dict[str, dict[str, str]] = {name: spec.agents for name, spec in GAME_TABLE.items()}
+AGENTS: dict[str, dict[str, str]] = _AgentTable()
 
 
 def _parse_value(text: str) -> Any:
@@ -65,9 +95,6 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     return name, params
 
 
-GAUNTLET_PREFIX = "gauntlet_"
-
-
 def gauntlet_agents(game: str) -> list[str]:
     """The gauntlet of ``game``: rule-based opponents of outside styles, for evaluation only.
 
@@ -75,7 +102,7 @@ def gauntlet_agents(game: str) -> list[str]:
     results against them measure strength against opponents it never met. Only built-in agents belong to it.
     """
     _check_game(game)
-    return [name for name in sorted(AGENTS[game]) if name.startswith(GAUNTLET_PREFIX)]
+    return list(game_spec(game).gauntlet)
 
 
 def available_agents(game: str) -> list[str]:
@@ -85,8 +112,8 @@ def available_agents(game: str) -> list[str]:
 
 
 def _check_game(game: str) -> None:
-    if game not in AGENTS:
-        raise ValueError(f"unknown game {game!r}; expected one of {GAMES}")
+    if game not in GAME_TABLE:
+        raise ValueError(f"unknown game {game!r}; expected one of {tuple(GAME_TABLE)}")
 
 
 OUTSIDE_FORMS = "module.path:attr (an agent of your own code), exec:path=PROGRAM (a bot in any language), " \
@@ -120,7 +147,7 @@ def make_agent(spec: str, game: str, seed: int | None = None, **env_info: Any) -
     if name not in AGENTS[game]:  # an entry point or an import path: the outside factory contract
         target = import_attribute(name) if is_import_path(name) else load_entry_point(name)
         context = {"seed": seed, "game": game, "num_players": game_spec(game).players_or_fixed(
-            env_info.get("num_players", 4))}
+            env_info.get("num_players"))}
         agent = build_outside_agent(target, spec, params, context)
         agent.name = spec
         return agent
@@ -172,7 +199,7 @@ def _known_parameters(factory: Any) -> list[str]:
                       if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL) and n not in ("seed", "game", *names)]
     except (NameError, TypeError, ValueError):
         pass
-    return [n for n in names if n != "num_players"]
+    return [n for n in names if n not in ("num_players", "game")]
 
 
 def check_agent(spec: str, game: str, **env_info: Any) -> None:

@@ -46,127 +46,8 @@ import numpy as np
 
 from cardenvs.core import Game
 from cardenvs.games import GAMES, game_spec
-from cardenvs.rang.engine import DISCARD_OFFSET, KIND_POINTS, RangGame
-from cardenvs.ring_rang.engine import RingRangGame
 
 from .base import Agent
-from .sampling import (
-    RangDiscardMemory,
-    RangView,
-    RingRangView,
-    rang_view,
-    ring_rang_view,
-    sample_rang,
-    sample_ring_rang,
-)
-
-RANG_REWARD_SCALE = 20.0
-RANG_ROLLOUT_TURNS = 400
-
-
-# ------------------------------------------------------------------ the games
-class RingRangRules:
-    """How search sees RING RANG: views, worlds that end with the round, team round points."""
-
-    game = "ring_rang"
-
-    def view(self, game: RingRangGame, seat: int, memory: Any = None) -> RingRangView:
-        return ring_rang_view(game, seat)
-
-    @staticmethod
-    def new_memory() -> None:
-        """What the agent remembers beyond the public view: nothing (every card played is public)."""
-        return None
-
-    def sample(self, view: RingRangView, rng: random.Random) -> RingRangGame:
-        return self.horizon(sample_ring_rang(view, rng))
-
-    @staticmethod
-    def horizon(world: RingRangGame) -> RingRangGame:
-        """Make ``world`` (a clone) end with the round: search plays out the current round only."""
-        world.episode = "round"
-        world.stop_when_decided = True  # its points are certain once decided
-        world.shaping = 0.0
-        return world
-
-    @staticmethod
-    def rewards(world: RingRangGame) -> tuple[float, ...]:
-        team, points = world.round_points()
-        own = float(points)
-        return (own, -own, own, -own) if team == 0 else (-own, own, -own, own)
-
-    @staticmethod
-    def random_rollout(world: RingRangGame, rng: random.Random) -> None:
-        random_value = rng.random
-        while not world.is_over():
-            actions = world.legal_actions()
-            world.step(actions[int(random_value() * len(actions))])
-
-    rollouts = ("random",)  # engine-level playouts, by name: the method ``<name>_rollout``
-
-
-class RangRules:
-    """How search sees Rang: views with the own-discard memory, worlds that end with the deal."""
-
-    game = "rang"
-
-    def view(self, game: RangGame, seat: int, memory: RangDiscardMemory | None = None) -> RangView:
-        return rang_view(game, seat, memory.cards if memory is not None else ())
-
-    @staticmethod
-    def new_memory() -> RangDiscardMemory:
-        """Its own face-down discards, which only it saw."""
-        return RangDiscardMemory()
-
-    def sample(self, view: RangView, rng: random.Random) -> RangGame:
-        return self.horizon(sample_rang(view, rng))
-
-    @staticmethod
-    def horizon(world: RangGame) -> RangGame:
-        """Make ``world`` (a clone) end with the deal, within a turn cap."""
-        world.single_deal = True
-        world.max_turns_per_deal = world.turns + RANG_ROLLOUT_TURNS
-        return world
-
-    def __init__(self, win_bonus: float = 0.0) -> None:
-        self.win_bonus = win_bonus  # added to the reward of the seat that went out (the harness's win)
-
-    def rewards(self, world: RangGame) -> tuple[float, ...]:
-        if world.truncated or world.last_points is None:
-            points = [world.points_in_hand(s) if world.alive[s] else 0 for s in range(world.num_players)]
-        else:
-            points = world.last_points
-        bonus = [self.win_bonus if s == world.went_out else 0.0 for s in range(world.num_players)]
-        return tuple(-p / RANG_REWARD_SCALE + b for p, b in zip(points, bonus, strict=True))
-
-    @staticmethod
-    def shuffled_stock(world: RangGame, rng: random.Random) -> RangGame:
-        """A copy of ``world`` whose stock is in a random order, with a fresh RNG for later rebuilds."""
-        copy = world.clone(rng=np.random.default_rng(rng.getrandbits(64)))
-        copy.stock.sort()  # the order it had cannot matter
-        rng.shuffle(copy.stock)
-        return copy
-
-    @staticmethod
-    def random_rollout(world: RangGame, rng: random.Random) -> None:
-        random_value = rng.random
-        while not world.is_over():
-            actions = world.legal_actions()
-            world.step(actions[int(random_value() * len(actions))])
-
-    @staticmethod
-    def costliest_rollout(world: RangGame, rng: random.Random) -> None:
-        """Every seat plays (or discards) its costliest legal card, ties at random: hands shed their
-        points first, as a points-minded player's do, where a random playout sheds them in any order."""
-        random_value = rng.random
-        while not world.is_over():
-            actions = world.legal_actions()
-            points = [KIND_POINTS[a % DISCARD_OFFSET] for a in actions]
-            top = max(points)
-            costliest = [a for a, p in zip(actions, points, strict=True) if p == top]
-            world.step(costliest[int(random_value() * len(costliest))])
-
-    rollouts = ("random", "costliest")  # engine-level playouts, by name: the method ``<name>_rollout``
 
 
 class AgentRollout:
@@ -392,7 +273,8 @@ class SearchAgent(Agent):
         self.game = game
         rules = GAMES[game].part("search")
         if win_bonus and "win_bonus" not in inspect.signature(rules).parameters:
-            raise ValueError(f"win_bonus: {game} rewards a seat with its team's points; win_bonus is for rang")
+            raise ValueError(f"win_bonus: {game}'s search rules take no win bonus (its rewards already are "
+                             "its scoring)")
         self.rules = rules(win_bonus=float(win_bonus)) if win_bonus else rules()
         self.iterations = iterations
         self.ms = ms
@@ -563,25 +445,13 @@ class OracleAgent(SearchAgent):
 
 
 # ------------------------------------------------------- registry factories
-def make_pimc_ring_rang(seed: int | None = None, **params: Any) -> PIMCAgent:
-    return PIMCAgent("ring_rang", seed=seed, **params)
+def make_pimc(game: str, seed: int | None = None, **params: Any) -> PIMCAgent:
+    return PIMCAgent(game, seed=seed, **params)
 
 
-def make_pimc_rang(seed: int | None = None, **params: Any) -> PIMCAgent:
-    return PIMCAgent("rang", seed=seed, **params)
+def make_ismcts(game: str, seed: int | None = None, **params: Any) -> ISMCTSAgent:
+    return ISMCTSAgent(game, seed=seed, **params)
 
 
-def make_ismcts_ring_rang(seed: int | None = None, **params: Any) -> ISMCTSAgent:
-    return ISMCTSAgent("ring_rang", seed=seed, **params)
-
-
-def make_ismcts_rang(seed: int | None = None, **params: Any) -> ISMCTSAgent:
-    return ISMCTSAgent("rang", seed=seed, **params)
-
-
-def make_oracle_ring_rang(seed: int | None = None, **params: Any) -> OracleAgent:
-    return OracleAgent("ring_rang", seed=seed, **params)
-
-
-def make_oracle_rang(seed: int | None = None, **params: Any) -> OracleAgent:
-    return OracleAgent("rang", seed=seed, **params)
+def make_oracle(game: str, seed: int | None = None, **params: Any) -> OracleAgent:
+    return OracleAgent(game, seed=seed, **params)

@@ -1,9 +1,10 @@
-"""cardenvs: PettingZoo AEC environments for Rang and RING RANG.
+"""cardenvs: PettingZoo AEC environments for card games: RING RANG and Rang, and any game an installed
+package adds (docs/adding_a_game.md).
 
 ``from cardenvs import ring_rang_v0, rang_v0`` then ``ring_rang_v0.env()``.
-Both are also registered with PettingZoo's registry as
-``pettingzoo.make("aec", "cardenvs/ring_rang_v0")`` and ``"cardenvs/rang_v0"``, and as
-gymnasium single-agent envs ``gymnasium.make("cardenvs/RingRang-v0")`` and ``"cardenvs/Rang-v0"``.
+Every game of the table (:mod:`cardenvs.games`) is also registered with PettingZoo's registry as
+``pettingzoo.make("aec", "cardenvs/<env name>")`` (``"cardenvs/ring_rang_v0"``) and as a gymnasium
+single-agent env under its ``gym_id`` (``gymnasium.make("cardenvs/RingRang-v0")``).
 """
 
 from importlib import import_module
@@ -12,18 +13,14 @@ from types import ModuleType
 from .games import GAMES
 
 __version__ = "0.1.0"
-__all__ = ["ring_rang_v0", "rang_v0"]
-
-# env module name -> module, and gymnasium id -> entry point, from the per-game table (cardenvs.games);
-# cardenvs.gym_envs sits above the agents: only gymnasium.make imports it
-_ENV_MODULES = {spec.env_module.rpartition(".")[2]: spec.env_module for spec in GAMES.values()}
-GYM_ENV_IDS = {spec.gym_id: f"cardenvs.gym_envs:make_{spec.name}" for spec in GAMES.values()}
+# the public env modules of the built-in games (cardenvs/<env name>.py), from the table
+__all__ = [spec.env_name for spec in GAMES.values() if spec.builtin]
 
 
 def __getattr__(name: str) -> ModuleType:
     # Lazy, so `import cardenvs` stays cheap and one game's import error cannot break the other.
-    if name in _ENV_MODULES:
-        return import_module(_ENV_MODULES[name])
+    if name in __all__:
+        return import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'cardenvs' has no attribute {name!r}")
 
 
@@ -31,9 +28,10 @@ def _register() -> None:
     try:  # gymnasium single-agent envs, by entry-point string; a missing gymnasium must not break the import
         import gymnasium
 
-        for env_id, entry_point in GYM_ENV_IDS.items():
-            if env_id not in gymnasium.registry:
-                gymnasium.register(id=env_id, entry_point=entry_point, disable_env_checker=False)
+        for spec in GAMES.values():
+            if spec.gym_id not in gymnasium.registry:
+                gymnasium.register(id=spec.gym_id, entry_point="cardenvs.gym_envs:make_env",
+                                   kwargs={"game": spec.name}, disable_env_checker=False)
     except ImportError:
         pass
     try:
@@ -41,9 +39,9 @@ def _register() -> None:
         register = pettingzoo.register
     except (ImportError, AttributeError):  # PettingZoo < 1.27 has no registry
         return
-    for env_id, module in _ENV_MODULES.items():
-        if f"cardenvs/{env_id}" not in pettingzoo.aec_registry:
-            register("aec", f"cardenvs/{env_id}", entry_point=f"{module}:env")
+    for spec in GAMES.values():
+        if f"cardenvs/{spec.env_name}" not in pettingzoo.aec_registry:
+            register("aec", f"cardenvs/{spec.env_name}", entry_point=f"{spec.env_module}:env")
 
 
 _register()

@@ -20,8 +20,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from cardenvs.core import Game
 
 
@@ -75,52 +73,38 @@ def engine_loop(new_game: Callable[[int], Game], seed: int = 0) -> Callable[[flo
     return loop
 
 
-RANG_PLAYERS = (2, 4, 7)  # the Rang table sizes measured
-# env() and engine, RING RANG and each Rang size, and the loops before issue 36 of RING RANG and Rang 4p
-OUR_LOOP_COUNT = 2 * (1 + len(RANG_PLAYERS)) + 2
+def bench_players(spec: Any) -> tuple[int, ...]:
+    """The table sizes measured of a game: its one size, or its fewest, default and a larger one (up to 7)."""
+    if spec.fixed_players:
+        return (spec.players[0],)
+    return tuple(sorted({spec.players[0], spec.default_seats, min(7, spec.players[1])}))
 
 
-def paired(loops: dict[str, Callable[[int], Callable[[float], tuple[int, int]]]], seconds: float,
-           slices: int = 6) -> dict[str, dict[str, float]]:
-    """Time loops in turns of ``seconds / slices`` each (``loops[name](seed)`` makes one), so that a load that
-    comes and goes on a shared machine falls on all of them alike; each gets ``seconds`` in all."""
-    totals = {name: {"decisions": 0, "games": 0, "seconds": 0.0} for name in loops}
-    for turn in range(slices):
-        for name, make in loops.items():
-            result = _timed(make(turn * 100_000), seconds / slices)
-            for key in totals[name]:
-                totals[name][key] += result[key]
-    return {name: dict(t, decisions_per_s=t["decisions"] / t["seconds"]) for name, t in totals.items()}
+def our_games() -> list[tuple[str, str, Callable[[], Any], Callable[[int], Game]]]:
+    """(row name, game key, env maker, engine maker) of every game of the table at each size measured."""
+    from cardenvs.games import GAMES
+
+    games = []
+    for spec in GAMES.values():
+        for n in bench_players(spec):
+            name, key = (spec.title, spec.name) if spec.fixed_players else (f"{spec.title} {n}p", f"{spec.name}{n}")
+
+            def new_game(seed: int, spec: Any = spec, n: int = n) -> Game:  # the engine as the env deals it
+                raw = spec.make_raw_env(num_players=n)
+                raw.reset(seed=seed)
+                return raw.game
+
+            games.append((name, key, lambda spec=spec, n=n: spec.make_env(num_players=n), new_game))
+    return games
 
 
 def our_loops(seconds: float) -> list[dict[str, Any]]:
-    """Our envs and engines; RING RANG's and Rang 4p's ``env()`` in turns with their loop before issue 36."""
-    from cardenvs import rang_v0, ring_rang_v0
-    from cardenvs.benchmarks import aec_before
-    from cardenvs.rang.engine import RangGame
-    from cardenvs.ring_rang.engine import RingRangGame
-
-    def env_rows(game: str, name: str, make: Callable[[], Any], make_before: Callable[[], Any]) -> list[dict]:
-        timed = paired({"now": lambda seed: aec_loop(make, seed), "before": lambda seed: aec_loop(make_before, seed)},
-                       seconds)
-        speedup = timed["now"]["decisions_per_s"] / timed["before"]["decisions_per_s"]
-        return [{"name": name, "interface": "AEC loop", "kind": "aec", "game": game, "speedup": speedup,
-                 **timed["now"]},
-                {"name": f"{name} before", "interface": "AEC loop as before issue 36 (reference)",
-                 "kind": "aec_before", "game": game, **timed["before"]}]
-
-    rows = env_rows("ring_rang", "RING RANG env()", ring_rang_v0.env, aec_before.ring_rang_env)
-    for n in RANG_PLAYERS:
-        if n == 4:
-            rows += env_rows("rang4", "Rang 4p env()", lambda: rang_v0.env(num_players=4), aec_before.rang_env)
-            continue
-        rows.append({"name": f"Rang {n}p env()", "interface": "AEC loop", "kind": "aec", "game": f"rang{n}",
-                     **_timed(aec_loop(lambda n=n: rang_v0.env(num_players=n)), seconds)})
-    rows.append({"name": "RING RANG engine", "interface": "raw engine", "kind": "engine", "game": "ring_rang",
-                 **_timed(engine_loop(lambda s: RingRangGame(np.random.default_rng(s))), seconds)})
-    for n in RANG_PLAYERS:
-        rows.append({"name": f"Rang {n}p engine", "interface": "raw engine", "kind": "engine", "game": f"rang{n}",
-                     **_timed(engine_loop(lambda s, n=n: RangGame.new(n, np.random.default_rng(s))), seconds)})
+    """Our envs (``env()``) and raw engines, every game of the table at each size measured."""
+    games = our_games()
+    rows = [{"name": f"{name} env()", "interface": "AEC loop", "kind": "aec", "game": key,
+             **_timed(aec_loop(make_env), seconds)} for name, key, make_env, _ in games]
+    rows += [{"name": f"{name} engine", "interface": "raw engine", "kind": "engine", "game": key,
+              **_timed(engine_loop(new_game), seconds)} for name, key, _, new_game in games]
     return rows
 
 
@@ -143,8 +127,9 @@ def peer_loops(seconds: float, gin_python: str | None = None) -> list[dict[str, 
 
 
 def format_rows(rows: list[dict[str, Any]]) -> str:
-    reference = next((r["decisions_per_s"] for r in rows if r.get("name") == "RING RANG env()"), None)
-    lines = [f"{'env':<34} {'interface':<48} {'decisions/s':>12} {'/ RING RANG env()':>18}"]
+    first = next((r for r in rows if r.get("kind") == "aec" and r.get("decisions_per_s")), None)
+    reference = first["decisions_per_s"] if first else None
+    lines = [f"{'env':<34} {'interface':<48} {'decisions/s':>12} {'/ ' + (first or {}).get('name', ''):>18}"]
     for row in rows:
         rate = row.get("decisions_per_s")
         if not rate:
@@ -152,9 +137,6 @@ def format_rows(rows: list[dict[str, Any]]) -> str:
             continue
         ratio = f"{rate / reference:.2f}" if reference else ""
         lines.append(f"{row['name']:<34} {row.get('interface', ''):<48} {rate:>12,.0f} {ratio:>18}")
-    speedups = [f"{row['name']} {row['speedup']:.2f}x" for row in rows if row.get("speedup")]
-    if speedups:
-        lines.append("env() / its loop before issue 36, timed in turns in this run: " + ", ".join(speedups))
     return "\n".join(lines)
 
 
@@ -165,14 +147,14 @@ def plot_rows(rows: list[dict[str, Any]], path: str) -> None:
     import matplotlib.pyplot as plt
 
     shown = [r for r in rows if r.get("decisions_per_s")]
-    colours = {"aec": "#4477aa", "aec_before": "#99bbdd", "engine": "#228833", "batched": "#66ccee", "peer": "#bbbbbb"}
+    colours = {"aec": "#4477aa", "engine": "#228833", "batched": "#66ccee", "peer": "#bbbbbb"}
     fig, ax = plt.subplots(figsize=(9, 0.32 * len(shown) + 1.5))
     ax.barh(range(len(shown)), [r["decisions_per_s"] for r in shown], color=[colours[r["kind"]] for r in shown])
     ax.set_yticks(range(len(shown)), [f"{r['name']} ({r['interface']})" for r in shown], fontsize=8)
     ax.invert_yaxis()
     ax.set_xscale("log")
     ax.set_xlabel("decisions per second (random legal play, whole games; log scale)")
-    ax.set_title("cardenvs (blue: AEC, light: before issue 36, green: engine, cyan: batched) vs peers (grey), one run",
+    ax.set_title("cardenvs (blue: AEC, green: engine, cyan: batched) vs peers (grey), one run",
                  fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
@@ -211,8 +193,8 @@ def check_options(args: argparse.Namespace) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="cardenvs bench", description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0,
-                        help="time of each measured loop (default 3); a run measures 8 loops of ours, 2 per batch "
-                             "size and one per installed peer, about 20 x SECONDS in all (printed first)")
+                        help="time of each measured loop (default 3); a run measures 2 loops per game and table size "
+                             "of ours, 2 per batch size and one per installed peer (the total is printed first)")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 256, 4096, 65536],
                         help="batch sizes of the batched envs (default 1 256 4096 65536)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads per process for the batched envs")
@@ -231,7 +213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    loops = OUR_LOOP_COUNT + (0 if args.no_batched else 2 * len(args.sizes))
+    loops = 2 * len(our_games()) + (0 if args.no_batched else 2 * len(args.sizes))
     peers = "" if args.no_peers else ", then the installed peers"
     print(f"bench: {loops} loops x {args.seconds:g} s{peers}: about {loops * args.seconds:.0f} s", file=sys.stderr)
     rows = our_loops(args.seconds)

@@ -15,9 +15,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "distill": ("cardenvs.train.distill", "fit a policy to a search agent's choices on its own positions"),
     "exploit": ("cardenvs.train.exploit", "exploitability: how often a best response beats one agent"),
     "bench": ("cardenvs.bench", "decisions per second of the envs (and of peer envs when installed)"),
-    "play": ("cardenvs.play", "play Rang or RING RANG in the terminal against agents"),
+    "play": ("cardenvs.play", "play a game (RING RANG, Rang or a plugin) in the terminal against agents"),
     "replay": ("cardenvs.replay", "replay a recorded game: final table, HTML page (--html)"),
-    "serve": ("cardenvs.serve", "play Rang or RING RANG in the browser against agents (a local web page)"),
+    "serve": ("cardenvs.serve", "play a game in the browser against agents (a local web page)"),
 }
 
 

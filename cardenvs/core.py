@@ -89,3 +89,12 @@ def check_nesting(value: Any, where: str, limit: int = MAX_NESTING) -> None:
             stack += [(v, depth + 1) for v in node.values()]
         elif isinstance(node, list):
             stack += [(v, depth + 1) for v in node]
+
+
+def canonical(data: Any) -> Any:
+    """A hashable, order-free form of JSON data (dicts as sorted tuples): what search keys views by."""
+    if isinstance(data, dict):
+        return tuple(sorted((k, canonical(v)) for k, v in data.items()))
+    if isinstance(data, (list, tuple)):
+        return tuple(canonical(v) for v in data)
+    return data

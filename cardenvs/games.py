@@ -1,23 +1,47 @@
-"""The per-game table: everything the layers above need to know about a game, in one place.
+"""The table of games: everything the layers above need to know about a game, asked of its spec.
 
-Agents, the harness, the trainers, the command-line apps and the bench look a game up here
-(:func:`game_spec`) instead of branching on its name, so adding a third game means one folder
-(engine, observation, adapter) and one entry in :data:`GAMES`. Modules above this layer are named
-by import strings (``"module:attr"``), imported on first use: listing a game costs nothing and this
-module imports no adapter, agent or torch.
+A game is one folder that declares itself: ``cardenvs/<name>/spec.py`` (a built-in) or any installed
+package that publishes its spec under the entry-point group ``cardenvs.games``
+(``crazy_eights = "cardenvs_crazy_eights.spec:SPEC"``). Its :class:`GameSpec` names every piece
+("module:attr" strings, imported on first use), how its rewards become points and wins
+(:class:`Scoring`), and what it does not have (no batched engine, no gauntlet, no search rules, ...).
+The harness, ratings, help texts, gym and PettingZoo ids, bench, play, serve, render and replay ask
+the spec and never branch on a game's name; ``docs/adding_a_game.md`` lists every part and its signature.
+
+The table is found on first use (:data:`GAMES` is a lazy mapping): built-in games by the ``spec.py``
+in a folder of this package, no hand list; plugins by their entry points. A plugin that fails to load
+is one warning, and the other games stay usable.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib.resources
+import warnings
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import import_module
+from importlib.metadata import entry_points
 from typing import Any
 
 import numpy as np
 
 from .cards import CODES
-from .rang.engine import POINTS_SCALE as RANG_POINTS_SCALE
+
+ENTRY_POINT_GROUP = "cardenvs.games"
+GAUNTLET_PREFIX = "gauntlet_"  # a game's agents named gauntlet_<style> are its gauntlet (evaluation only)
+
+# The parts a game may declare (role -> what it is); docs/adding_a_game.md gives each signature.
+PART_ROLES = {
+    "view": "table_view(game, observer) -> dict: what the table shows (JSON-ready; required)",
+    "text": "Text(raw_env, seat, color) class: the table as text for `cardenvs play` and `serve` (required)",
+    "painter": "draw(view) -> HxWx3 uint8 array (optional: the generic painter otherwise)",
+    "html": "a JS function expression `function(v){...}` returning the view's HTML (optional: generic)",
+    "faces": "faces(game, seat, action, label) -> (cards, suit, text) of a move's button (optional)",
+    "search": "the search rules class (view/new_memory/sample/horizon/rewards/rollouts) of PIMC, ISMCTS, "
+              "oracle (optional)",
+    "symmetries": "symmetries() -> [(observation index map, action index map)] (optional)",
+}
+REQUIRED_PARTS = ("view", "text")
 
 
 def _load(entry_point: str) -> Any:
@@ -26,29 +50,58 @@ def _load(entry_point: str) -> Any:
     return getattr(loaded, attr) if attr else loaded
 
 
+def positive_reward_wins(reward: Any, episode: str) -> Any:
+    """The default win rule: a side won its episode when its reward is positive."""
+    return reward > 0
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """How a side's episode reward becomes the harness's points and win, and what they mean.
+
+    ``won(reward, episode)`` works on numbers, arrays and tensors (the batched trainer asks it of a whole
+    batch). ``points_scale``: episode kind -> points per unit of reward, rounded to whole points (a kind not
+    listed: the reward itself is the points). ``fewer_points_better``: how the rating ranks the seats that
+    did not win, in a game where every seat plays for itself.
+    """
+
+    won: Callable[[Any, str], Any] = positive_reward_wins
+    points_scale: Mapping[str, float] = field(default_factory=dict)
+    fewer_points_better: bool = False
+    points_meaning: str = "the episode reward of the agent's seats"
+    rating_order: str = "each episode's result: who won"
+
+    def points(self, reward: float, episode: str) -> float:
+        scale = self.points_scale.get(episode)
+        return reward if scale is None else float(round(scale * reward))
+
+
 @dataclass(frozen=True)
 class GameSpec:
-    """One game: its names, env, batched env, episode kinds, seats, sides and agents."""
+    """One game: its names, env, episode kinds, seats, sides, scoring, agents, parts and capabilities."""
 
     name: str  # the one spelling printed and stored: "ring_rang"
     title: str  # for people: "RING RANG"
-    aliases: tuple[str, ...]  # other spellings a user may type
     env_module: str  # the PettingZoo module (``env()``, ``raw_env``)
-    vector_env: str  # "module:Class" of the batched torch env
-    gym_id: str
+    env_name: str  # the env's metadata["name"] and PettingZoo id: "ring_rang_v0"
+    gym_id: str  # the gymnasium id: "cardenvs/RingRang-v0"
     players: tuple[int, int]  # fewest and most seats
-    partnerships: bool  # seats s and s + 2 play as one side (RING RANG) or every seat for itself
     episodes: dict[str, str]  # the harness's unit ("deal" or "game") -> the env's episode kind
     train_episode: str  # the episode kind the trainers use by default
-    deal_points: float  # a seat's reward in a one-deal episode times this = the points it scored in the deal
     # (rng, unit, num_players) -> reset options of one random deal (unit "deal") or game/match ("game")
-    random_options: Callable[[np.random.Generator, str, int], dict[str, Any]] = field(repr=False, default=None)
-    agents: dict[str, str] = field(default_factory=dict)  # agent name -> "module:factory"
-    # the game's pieces in the layers above the env, by role -> "module:attr": "painter" (render.py's
-    # image of a table view), "search" (agents/search.py's rules of the world), "text" (play.py's table
-    # as text), "faces" (serve.py's look of a move's button), "symmetries" (where the game has them: index maps
-    # of observations and actions that leave the rules unchanged, for data augmentation)
-    parts: dict[str, str] = field(default_factory=dict)
+    random_options: Callable[[np.random.Generator, str, int], dict[str, Any]] = field(repr=False)
+    aliases: tuple[str, ...] = ()  # other spellings a user may type
+    partnerships: bool = False  # seats s and s + 2 play as one side (RING RANG) or every seat for itself
+    scoring: Scoring = field(default_factory=Scoring)
+    agents: dict[str, str] = field(default_factory=dict)  # the game's own agents: name -> "module:factory"
+    parts: dict[str, str] = field(default_factory=dict)  # role (PART_ROLES) -> "module:attr"
+    vector_env: str = ""  # "module:Class" of the batched torch env; "" = none (train-vector refuses)
+    trained: str = ""  # the shipped policy: "package:file.npz" (package data); "" = none
+    default_players: int = 4  # the seat count where a user gives none (clipped to ``players``)
+    order: int = 100  # where the game is listed (then by name); the first game is the default of `play`/`serve`
+    # conformance checks this game is exempt from, with the reason (tests/test_conformance.py)
+    exempt: dict[str, str] = field(default_factory=dict)
+    builtin: bool = field(default=False, compare=False)  # set by the table: found in this package
 
     # ------------------------------------------------------------ seats
     @property
@@ -68,16 +121,27 @@ class GameSpec:
         """The game as a table's title: "RING RANG", "Rang, 5 players"."""
         return self.title if self.fixed_players else f"{self.title}, {num_players} players"
 
-    def players_or_fixed(self, num_players: int) -> int:
-        """The seat count of a game with ``num_players`` asked for (a fixed-size game ignores it)."""
-        return self.players[0] if self.fixed_players else num_players
+    def players_or_fixed(self, num_players: int | None) -> int:
+        """The seat count of a game with ``num_players`` asked for (a fixed-size game ignores it; None: default)."""
+        if self.fixed_players:
+            return self.players[0]
+        return self.default_seats if num_players is None else num_players
+
+    @property
+    def default_seats(self) -> int:
+        return min(max(self.default_players, self.players[0]), self.players[1])
+
+    def players_help(self) -> str:
+        """The seat counts for a help text: "RING RANG: always 4; Rang: 2-10"."""
+        return f"{self.title}: " + (f"always {self.players[0]}" if self.fixed_players
+                                    else f"{self.players[0]}-{self.players[1]} (default {self.default_seats})")
 
     def env_info(self, num_players: int) -> dict[str, Any]:
         """The keyword arguments an agent factory gets from the env (``num_players`` where it varies)."""
         return {} if self.fixed_players else {"num_players": num_players}
 
-    def side_of(self, seat: int) -> int:
-        """The side a seat plays for: its team in a partnership game, else the seat itself."""
+    def side_of(self, seat: Any) -> Any:
+        """The side a seat plays for: its team in a partnership game, else the seat itself (ints or tensors)."""
         return seat & 1 if self.partnerships else seat
 
     def num_sides(self, num_players: int) -> int:
@@ -90,18 +154,15 @@ class GameSpec:
         return (seat,)
 
     def won(self, reward: Any, episode: str) -> Any:
-        """Whether a side's episode reward is a win (numbers, arrays or tensors): a positive one, except in a
-        deal of a game without partnerships, where the seat that went out scores 0 points and wins."""
-        if self.partnerships or episode != self.episodes["deal"]:
-            return reward > 0
-        return reward >= 0
+        """Whether a side's episode reward is a win (:attr:`Scoring.won`)."""
+        return self.scoring.won(reward, episode)
 
     # ------------------------------------------------------------- envs
     def env_kwargs(self, episode: str | None = None, num_players: int | None = None) -> dict[str, Any]:
         """Constructor arguments of the env: the episode kind (training default) and the seats where they vary."""
         kwargs: dict[str, Any] = {"episode": episode or self.train_episode}
         if not self.fixed_players:
-            kwargs["num_players"] = self.players_or_fixed(num_players or 4)
+            kwargs["num_players"] = self.players_or_fixed(num_players)
         return kwargs
 
     def make_env(self, episode: str | None = None, num_players: int | None = None, **kwargs: Any) -> Any:
@@ -114,16 +175,37 @@ class GameSpec:
     def env_module_object(self) -> Any:
         return import_module(self.env_module)
 
+    @property
+    def has_vector_env(self) -> bool:
+        return bool(self.vector_env)
+
     def vector_env_class(self) -> type:
-        """The batched torch env class (imports torch)."""
+        """The batched torch env class (imports torch); a one-line ValueError where the game has none."""
+        if not self.vector_env:
+            raise ValueError(f"{self.title} has no batched engine (its spec declares no vector_env): "
+                             f"train it with `cardenvs train` (the SB3 self-play trainer) instead")
         return _load(self.vector_env)
 
     # ----------------------------------------------------------- agents
-    def agent_factory(self, name: str) -> Any:
-        return _load(self.agents[name])
+    @property
+    def gauntlet(self) -> tuple[str, ...]:
+        """The game's gauntlet: its agents named ``gauntlet_<style>`` (none: the game has no gauntlet)."""
+        return tuple(sorted(name for name in self.agents if name.startswith(GAUNTLET_PREFIX)))
+
+    def trained_path(self) -> Any:
+        """The shipped policy file (a ``Traversable`` path); a ValueError where the game ships none."""
+        if not self.trained:
+            raise ValueError(f"{self.title} ships no trained policy; use policy:path=FILE")
+        package, _, name = self.trained.partition(":")
+        return importlib.resources.files(package) / name
+
+    def has_part(self, role: str) -> bool:
+        return role in self.parts
 
     def part(self, role: str) -> Any:
-        """The game's piece for ``role`` (see :attr:`parts`), imported on first use."""
+        """The game's piece for ``role`` (see :data:`PART_ROLES`), imported on first use."""
+        if role not in self.parts:
+            raise ValueError(f"{self.title} declares no {role!r} part ({PART_ROLES.get(role, role)})")
         return _load(self.parts[role])
 
 
@@ -132,91 +214,110 @@ def shuffled_codes(rng: np.random.Generator, cards: Any) -> list[str]:
     return [CODES[c] for c in rng.permutation(np.asarray(cards, dtype=np.int64))]
 
 
-def _ring_rang_options(rng: np.random.Generator, unit: str, num_players: int) -> dict[str, Any]:
-    from .ring_rang.engine import NUM_SEATS, TARGET_SCORE
-
-    # a game ends within 2 * TARGET_SCORE - 1 rounds (a round gives its winner at least 1 point)
-    decks = [shuffled_codes(rng, range(52)) for _ in range(2 * TARGET_SCORE if unit == "game" else 1)]
-    return {"decks": decks, "chooser": int(rng.integers(NUM_SEATS))}
-
-
-def _rang_options(rng: np.random.Generator, unit: str, num_players: int) -> dict[str, Any]:
-    from .rang.engine import DECK_54, DECK_108, deck_size_for
-
-    dealer = int(rng.integers(num_players))
-    if unit == "deal":
-        return {"deck": shuffled_codes(rng, DECK_108 if deck_size_for(num_players) == 108 else DECK_54),
-                "dealer": dealer}
-    # a match: 30 decks of each size (the deck shrinks to 54 cards when 4 players are left)
-    return {"decks": [shuffled_codes(rng, deck) for deck in (DECK_108, DECK_54) for _ in range(30)], "dealer": dealer}
+# ------------------------------------------------------------------ the table
+def _builtin_specs() -> list[GameSpec]:
+    """Every ``cardenvs/<folder>/spec.py`` of this package, by folder name."""
+    specs = []
+    root = importlib.resources.files(__package__)
+    for folder in sorted(root.iterdir(), key=lambda f: f.name):
+        if folder.is_dir() and (folder / "spec.py").is_file():
+            spec = import_module(f"{__package__}.{folder.name}.spec").SPEC
+            specs.append(GameSpec(**{**spec.__dict__, "builtin": True}))
+    return specs
 
 
-def _layout(name: str, camel: str, styles: tuple[str, ...], symmetries: str = "") -> dict[str, Any]:
-    """Where a game's pieces live, by the package's layout: ``cardenvs/<name>_v0.py`` (the env),
-    ``cardenvs/vector/<name>.py`` (``<Camel>VectorEnv``), ``agents/<name>_rules.py`` and
-    ``agents/gauntlet_<name>.py`` (the rule agents and the gauntlet's ``styles``), the per-game functions of
-    the search, policy and app modules (``make_pimc_<name>``, ``<Camel>Rules``, ``<Camel>Text``, ...);
-    ``symmetries``: the function of ``cardenvs/<name>/observation.py`` that lists them, if any."""
-    search, policy = "cardenvs.agents.search", "cardenvs.agents.policy"
-    rules, gauntlet = f"cardenvs.agents.{name}_rules", f"cardenvs.agents.gauntlet_{name}"
-    agents = {
-        "random": "cardenvs.agents.base:RandomAgent",
-        "rules_basic": f"{rules}:make_basic",
-        "rules_strong": f"{rules}:make_strong",
-        **{f"gauntlet_{style}": f"{gauntlet}:make_{style}" for style in styles},
-        "policy": f"{policy}:make_policy_{name}",
-        "trained": f"{policy}:make_trained_{name}",
-        "pimc": f"{search}:make_pimc_{name}",
-        "ismcts": f"{search}:make_ismcts_{name}",
-        "oracle": f"{search}:make_oracle_{name}",  # sees every hand: measurement only
-        "exec": "cardenvs.agents.bot_process:make_exec_bot",  # a program in any language (docs/bot_protocol.md)
-        "onnx": "cardenvs.agents.onnx_policy:make_onnx_policy",  # a network from any framework
-    }
-    parts = {"painter": f"cardenvs.render:draw_{name}", "search": f"{search}:{camel}Rules",
-             "text": f"cardenvs.play:{camel}Text", "faces": f"cardenvs.serve:{name}_faces"}
-    if symmetries:
-        parts["symmetries"] = f"cardenvs.{name}.observation:{symmetries}"
-    return {"name": name, "env_module": f"cardenvs.{name}_v0", "vector_env": f"cardenvs.vector.{name}:{camel}VectorEnv",
-            "gym_id": f"cardenvs/{camel}-v0", "agents": agents, "parts": parts}
+def _plugin_specs(taken: set[str]) -> list[GameSpec]:
+    """The specs installed packages publish (entry points of :data:`ENTRY_POINT_GROUP`)."""
+    specs = []
+    for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
+        try:
+            spec = point.load()
+            spec = getattr(spec, "SPEC", spec)
+            if not isinstance(spec, GameSpec):
+                raise TypeError(f"{point.value} is a {type(spec).__name__}, not a cardenvs.games.GameSpec")
+            check_spec(spec, taken)
+        except Exception as error:  # one broken plugin must not take the other games down
+            warnings.warn(f"cardenvs: game plugin {point.name!r} ({point.value}) skipped: {error}", stacklevel=2)
+            continue
+        taken.update(spellings(spec))
+        specs.append(spec)
+    return specs
 
 
-GAMES: dict[str, GameSpec] = {
-    "ring_rang": GameSpec(
-        **_layout("ring_rang", "RingRang", styles=("hoarder", "lifter", "reader", "supporter"),
-                  symmetries="suit_symmetries"),
-        title="RING RANG",
-        aliases=("ring-rang", "ringrang", "ring_rang_v0"),
-        players=(4, 4),
-        partnerships=True,
-        episodes={"deal": "round", "game": "game"},
-        train_episode="round",
-        deal_points=1.0,  # a round's reward is its points (+ for the winners, - for the losers)
-        random_options=_ring_rang_options,
-    ),
-    "rang": GameSpec(
-        **_layout("rang", "Rang", styles=("dumper", "escaper", "blocker", "racer")),
-        title="Rang",
-        aliases=("rang_v0",),
-        players=(2, 10),
-        partnerships=False,
-        episodes={"deal": "deal", "game": "match"},
-        train_episode="deal",
-        deal_points=-RANG_POINTS_SCALE,  # a deal's reward is -(points left in hand) / POINTS_SCALE
-        random_options=_rang_options,
-    ),
-}
-GAME_NAMES: tuple[str, ...] = tuple(GAMES)
-_SPELLINGS = {spelling: spec.name for spec in GAMES.values() for spelling in (spec.name, *spec.aliases)}
+def check_spec(spec: GameSpec, taken: set[str] = frozenset()) -> None:
+    """A ValueError naming the first thing a spec gets wrong (a plugin's is checked before it is listed)."""
+    if not spec.name.isidentifier() or spec.name != spec.name.lower():
+        raise ValueError(f"name {spec.name!r} must be a lower-case Python identifier")
+    for spelling in spellings(spec):
+        if spelling in taken:
+            raise ValueError(f"the name {spelling!r} is already a game's")
+    low, high = spec.players
+    if not 1 <= low <= high:
+        raise ValueError(f"players {spec.players!r} must be (fewest, most) with 1 <= fewest <= most")
+    if set(spec.episodes) != {"deal", "game"} or spec.train_episode not in spec.episodes.values():
+        raise ValueError("episodes must map 'deal' and 'game' to the env's episode kinds, and train_episode be one")
+    missing = [role for role in REQUIRED_PARTS if role not in spec.parts]
+    unknown = sorted(set(spec.parts) - set(PART_ROLES))
+    if missing or unknown:
+        raise ValueError(f"parts: missing {missing}" if missing else f"parts: unknown roles {unknown}")
+    if spec.partnerships and spec.players != (4, 4):
+        raise ValueError("partnerships (seats s and s + 2 on one side) need exactly 4 players")
+
+
+class _GameTable(Mapping[str, GameSpec]):
+    """name -> :class:`GameSpec`, found on first use, listed by (``order``, name)."""
+
+    def __init__(self) -> None:
+        self._specs: dict[str, GameSpec] | None = None
+
+    def _table(self) -> dict[str, GameSpec]:
+        if self._specs is None:
+            builtins = _builtin_specs()
+            taken = {spelling for spec in builtins for spelling in spellings(spec)}
+            specs = sorted((*builtins, *_plugin_specs(taken)), key=lambda spec: (spec.order, spec.name))
+            self._specs = {spec.name: spec for spec in specs}
+        return self._specs
+
+    def __getitem__(self, name: str) -> GameSpec:
+        return self._table()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+    def __repr__(self) -> str:
+        return f"GAMES({list(self)})"
+
+
+GAMES: Mapping[str, GameSpec] = _GameTable()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "GAME_NAMES":  # a tuple, as it always was; found with the table
+        return tuple(GAMES)
+    raise AttributeError(f"module 'cardenvs.games' has no attribute {name!r}")
+
+
+def spellings(spec: GameSpec) -> tuple[str, ...]:
+    """Every name a user may give the game by: its name, its env's name and its aliases."""
+    return (spec.name, spec.env_name, *spec.aliases)
+
+
+def _spellings() -> dict[str, str]:
+    return {spelling: spec.name for spec in GAMES.values() for spelling in spellings(spec)}
 
 
 def canonical_game(name: object) -> str:
     """``"ring-rang"``, ``"RING_RANG"``, ``"ring_rang_v0"`` -> ``"ring_rang"``; a ValueError listing the names."""
     key = name.strip().lower().replace(" ", "-") if isinstance(name, str) else None
-    if key not in _SPELLINGS:
-        known = " or ".join(f"{spec.name}" + (f" (or {spec.aliases[0]})" if "-" in spec.aliases[0] else "")
-                            for spec in GAMES.values())
-        raise ValueError(f"unknown game {name!r}; expected {known}")
-    return _SPELLINGS[key]
+    spellings = _spellings()
+    if key not in spellings and isinstance(key, str):
+        key = key.replace("-", "_")
+    if key not in spellings:
+        raise ValueError(f"unknown game {name!r}; expected {' or '.join(GAMES)}")
+    return spellings[key]
 
 
 def game_spec(name: object) -> GameSpec:
@@ -224,3 +325,21 @@ def game_spec(name: object) -> GameSpec:
     return GAMES[canonical_game(name)]
 
 
+def games_help() -> str:
+    """The game names for a help text: "ring_rang or rang"."""
+    return " or ".join(GAMES)
+
+
+def players_help() -> str:
+    """Every game's seat counts for a help text: "RING RANG: always 4; Rang: 2-10 (default 4)"."""
+    return "; ".join(spec.players_help() for spec in GAMES.values())
+
+
+def episodes_help() -> str:
+    """Every game's episode kinds for a help text: "ring_rang: game or round; rang: match or deal"."""
+    return "; ".join(f"{spec.name}: {spec.episodes['game']} or {spec.episodes['deal']}" for spec in GAMES.values())
+
+
+def default_game() -> str:
+    """The game a command plays where none is named: the first listed."""
+    return next(iter(GAMES))

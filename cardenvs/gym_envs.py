@@ -35,7 +35,6 @@ from typing import Any
 
 import numpy as np
 
-from cardenvs import GYM_ENV_IDS as ENV_IDS  # noqa: F401  (the ids this module serves)
 from cardenvs.agents.base import Agent
 from cardenvs.agents.registry import check_spec
 from cardenvs.games import game_spec
@@ -53,7 +52,7 @@ class CardGymEnv(SelfPlayEnv):
         game: str,
         opponents: OpponentsArg = "random",
         *,
-        num_players: int = 4,
+        num_players: int | None = None,
         episode: str | None = None,
         learner_seat: int | None = None,
         illegal_action: str = "raise",
@@ -133,14 +132,18 @@ def _parse_opponents(
     return OpponentPool(game), entries
 
 
-def make_ring_rang(opponents: OpponentsArg = "random", **kwargs: Any) -> CardGymEnv:
-    """``gymnasium.make("cardenvs/RingRang-v0", ...)``: the learner plays a RING RANG team (default: rounds)."""
-    if "num_players" in kwargs and kwargs["num_players"] != 4:
-        raise ValueError(f"num_players: RING RANG has 4 players, got {kwargs['num_players']!r}")
-    kwargs.pop("num_players", None)
-    return CardGymEnv("ring_rang", opponents, **kwargs)
+def make_env(game: str, opponents: OpponentsArg = "random", num_players: int | None = None,
+             **kwargs: Any) -> CardGymEnv:
+    """``gymnasium.make(<the game's gym_id>, ...)``: the learner plays one side of ``game`` (its ``gym_id`` is
+    registered with ``kwargs={"game": name}``); ``num_players`` where the game's seats vary (default 4)."""
+    spec = game_spec(game)
+    if spec.fixed_players and num_players not in (None, spec.players[0]):
+        raise ValueError(f"num_players: {spec.title} has {spec.players[0]} players, got {num_players!r}")
+    return CardGymEnv(spec.name, opponents, num_players=spec.players_or_fixed(num_players), **kwargs)
 
 
-def make_rang(opponents: OpponentsArg = "random", num_players: int = 4, **kwargs: Any) -> CardGymEnv:
-    """``gymnasium.make("cardenvs/Rang-v0", num_players=N, ...)``: the learner plays one Rang seat (default: deals)."""
-    return CardGymEnv("rang", opponents, num_players=num_players, **kwargs)
+def env_ids() -> dict[str, str]:
+    """gymnasium id -> game name, of every game of the table (the ids this module serves)."""
+    from cardenvs.games import GAMES
+
+    return {spec.gym_id: spec.name for spec in GAMES.values()}

@@ -11,7 +11,7 @@ steps through the game (see :mod:`cardenvs.render`).
 
 Record format (``version`` 1)::
 
-    {"format": "cardenvs-replay", "version": 1, "env": "ring_rang" | "rang",
+    {"format": "cardenvs-replay", "version": 1, "env": <a game name: "ring_rang", "rang", a plugin's>,
      "env_kwargs": {...}, "seed": int | null, "options": {...} | null,
      "actions": [int, ...], "agents": [spec, ...] (optional, informational)}
 """

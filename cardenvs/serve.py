@@ -48,8 +48,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from cardenvs.cards import CODES
-from cardenvs.games import game_spec
+from cardenvs.games import default_game, episodes_help, game_spec, games_help, players_help
 from cardenvs.play import TerminalGame, default_opponent
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
@@ -132,7 +131,8 @@ class WebGame(TerminalGame):
         button's caption beside the face)."""
         if not self.human_to_act():
             return []
-        faces = game_spec(self.game_name).part("faces")
+        spec = game_spec(self.game_name)
+        faces = spec.part("faces") if spec.has_part("faces") else label_faces
         return [_move(choice.action, choice.label, *faces(self.raw.game, self.seat, choice.action, choice.label))
                 for choice in self.text.choices(self.env.legal_actions())]
 
@@ -202,24 +202,9 @@ class WebGame(TerminalGame):
         return record(self.game_name, self.env_kwargs, self.seed, None, self.actions, self.specs)
 
 
-def ring_rang_faces(game: Any, seat: int, action: int, label: str) -> tuple[list[str], str | None, str]:
-    """A RING RANG move's hand cards that select it, the card on its button and the caption beside it."""
-    from cardenvs.ring_rang.engine import ACTION_DECLARE, ACTION_TURNED
-
-    if action < 52:
-        return [CODES[action]], CODES[action], ""
-    if ACTION_TURNED <= action < ACTION_DECLARE:
-        return [], CODES[action - ACTION_TURNED], "turned"
+def label_faces(game: Any, seat: int, action: int, label: str) -> tuple[list[str], str | None, str]:
+    """The faces of a move in a game that declares none: no card selects it; its button says its label."""
     return [], None, label
-
-
-def rang_faces(game: Any, seat: int, action: int, label: str) -> tuple[list[str], str | None, str]:
-    """A Rang move (a rank played or discarded): every card of the rank in the hand selects it."""
-    from cardenvs.rang.engine import DISCARD_OFFSET
-
-    codes = [CODES[card] for card in game.hands[seat][action % DISCARD_OFFSET]]
-    text = ("discard" if action >= DISCARD_OFFSET else "") + (f" ({len(codes)})" * (len(codes) > 1))
-    return codes, codes[0] if codes else None, text.strip()
 
 
 def _move(action: int, label: str, codes: list[str], face: str | None, text: str) -> dict[str, Any]:
@@ -569,8 +554,7 @@ function moveButton(m){
 }
 function markHand(s){
   const v = s.view;
-  const box = v.game === 'rang' ? document.querySelectorAll('#table .rang .row')[s.seat] :
-    document.querySelector('#table .seat.s' + s.seat);
+  const box = document.querySelector('#table [data-seat="' + s.seat + '"]');
   if (!box || !s.to_act) return;
   const cards = box.querySelectorAll('.card'), codes = v.seats[s.seat].cards || [];
   cards.forEach((el, i) => {
@@ -590,7 +574,7 @@ function markHand(s){
 function draw(s){
   state = s;
   const v = s.view;
-  document.getElementById('table').innerHTML = v.game === 'rang' ? rang(v) : ringRang(v);
+  document.getElementById('table').innerHTML = tableHtml(v);
   markHand(s);
   const moves = document.getElementById('moves');
   moves.innerHTML = s.to_act ? '<div>your move (click a button or a marked card):</div>' +
@@ -642,13 +626,13 @@ __JS__</script></body></html>
 
 
 def page(app: App) -> str:
-    """The self-contained page: the replay's table drawing (render.TABLE_CSS/TABLE_JS) plus the controls."""
-    from cardenvs.render import TABLE_CSS, TABLE_JS
+    """The self-contained page: the replay's table drawing (render.table_css/table_js) plus the controls."""
+    from cardenvs.render import table_css, table_js
 
     title = app.title.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return (
-        _PAGE.replace("__CSS__", TABLE_CSS + _PAGE_CSS)
-        .replace("__JS__", TABLE_JS + _PAGE_JS)
+        _PAGE.replace("__CSS__", table_css([app.game.game_name]) + _PAGE_CSS)
+        .replace("__JS__", table_js([app.game.game_name]) + _PAGE_JS)
         .replace("__TITLE__", title)
         .replace("__TOKEN__", app.token)
     )
@@ -679,8 +663,9 @@ def seat_specs(game_name: str, num_players: int, seat: int, opponents: Sequence[
 def main(argv: Sequence[str] | None = None) -> int:
     from cardenvs.replay import env_name
 
-    parser = argparse.ArgumentParser(prog="cardenvs serve", description="Play Rang or RING RANG in the browser.")
-    parser.add_argument("game", nargs="?", default=None, help="ring-rang (default) or rang, as in `cardenvs play`")
+    parser = argparse.ArgumentParser(prog="cardenvs serve", description="Play a cardenvs game in the browser.")
+    parser.add_argument("game", nargs="?", default=None,
+                        help=f"{games_help()} (default {default_game()}), as in `cardenvs play`")
     parser.add_argument("--game", dest="game_option", metavar="GAME", default=None, help="the same as GAME")
     parser.add_argument(
         "--opponents",
@@ -690,12 +675,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="agent spec for every opponent, or one per opponent seat (default: rules_strong, else random)",
     )
     parser.add_argument(
-        "--partner", default=None, metavar="SPEC", help="RING RANG: your partner's agent spec (default: as opponents)"
+        "--partner", default=None, metavar="SPEC", help="a partnership game: your partner's agent spec "
+        "(default: as opponents)"
     )
-    parser.add_argument("--players", type=int, default=None, help="Rang: number of players 2-10 (default 4)")
-    parser.add_argument(
-        "--episode", default=None, help="ring-rang: game (to 20 points, default) or round; rang: match or deal"
-    )
+    parser.add_argument("--players", type=int, default=None, help=f"number of players ({players_help()})")
+    parser.add_argument("--episode", default=None, help=f"what one game is ({episodes_help()}; default: the env's)")
     parser.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
     parser.add_argument("--seed", type=int, default=None,
                         help="seed of the first game (default: random; every later game is dealt from a fresh "
@@ -708,9 +692,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.game and args.game_option and env_name(args.game) != env_name(args.game_option):
             raise ValueError(f"two games given: {args.game} and --game {args.game_option}")
-        game_name = env_name(args.game or args.game_option or "ring-rang")  # ring-rang, ring_rang or rang
+        game_name = env_name(args.game or args.game_option or default_game())  # any spelling of a game
         spec = game_spec(game_name)
-        num_players = spec.check_players(spec.players_or_fixed(4) if args.players is None else args.players,
+        num_players = spec.check_players(spec.players_or_fixed(None) if args.players is None else args.players,
                                          "--players")
         env_kwargs: dict[str, Any] = {} if spec.fixed_players else {"num_players": num_players}
         if args.episode is not None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import random
 
+import aec_before
 import numpy as np
 import pytest
 from pettingzoo.utils.env_logger import EnvLogger
 
 from cardenvs import rang_v0, ring_rang_v0
 from cardenvs.base import IllegalActionError
-from cardenvs.benchmarks import aec_before
 
 MAKERS = {
     "ring_rang": (ring_rang_v0.env, aec_before.ring_rang_env),

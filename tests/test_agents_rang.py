@@ -8,16 +8,16 @@ from fuzz_script import play_episode
 
 from cardenvs import rang_v0
 from cardenvs.agents.base import RandomAgent
-from cardenvs.agents.rang_rules import (
+from cardenvs.agents.registry import make_agent
+from cardenvs.cards import RANKS
+from cardenvs.rang.engine import ACE_KIND, JOKER_KIND, arrange_deck
+from cardenvs.rang.rules import (
     GreedyRangAgent,
     StrongRangAgent,
     answer_chance,
     read_view,
     top_at_my_turn,
 )
-from cardenvs.agents.registry import make_agent
-from cardenvs.cards import RANKS
-from cardenvs.rang.engine import ACE_KIND, JOKER_KIND, arrange_deck
 
 AGENTS = (GreedyRangAgent, StrongRangAgent)
 # Seat 0 holds cards that cannot follow the low cards seat 1 plays, so seat 1 keeps the turn.

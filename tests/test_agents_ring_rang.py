@@ -7,15 +7,15 @@ import pytest
 
 from cardenvs import ring_rang_v0
 from cardenvs.agents.registry import make_agent
-from cardenvs.agents.ring_rang_rules import (
+from cardenvs.cards import parse_card
+from cardenvs.ring_rang.engine import ACTION_KNOCK, ACTION_TRUMP, deck_for_hands
+from cardenvs.ring_rang.rules import (
     RIGHT,
     BasicRulesAgent,
     StrongRulesAgent,
     View,
     VoidTracker,
 )
-from cardenvs.cards import parse_card
-from cardenvs.ring_rang.engine import ACTION_KNOCK, ACTION_TRUMP, deck_for_hands
 
 CLUBS, DIAMONDS, HEARTS, SPADES = range(4)
 AGENT_CLASSES = (BasicRulesAgent, StrongRulesAgent)

@@ -270,4 +270,4 @@ def test_a_config_of_another_command_names_that_command(capsys, command, config,
 def test_bench_help_says_what_seconds_costs(capsys):
     with pytest.raises(SystemExit):
         cli_main(["bench", "-h"])
-    assert "about 20 x SECONDS" in " ".join(capsys.readouterr().out.split())
+    assert "2 loops per game and table size" in " ".join(capsys.readouterr().out.split())

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cardenvs.agents.registry import GAMES, gauntlet_agents
+from cardenvs.agents.registry import gauntlet_agents
+from cardenvs.games import GAME_NAMES as GAMES
 from cardenvs.train.evaluate import EvalConfig, main, run_gauntlet
 
 ROOT = Path(__file__).resolve().parents[1]

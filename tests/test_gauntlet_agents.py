@@ -11,24 +11,24 @@ import pytest
 
 from cardenvs import rang_v0, ring_rang_v0
 from cardenvs.agents.base import RandomAgent
-from cardenvs.agents.gauntlet_rang import (
+from cardenvs.agents.registry import make_agent
+from cardenvs.cards import RANKS, parse_card
+from cardenvs.rang.engine import DISCARD, JOKER_KIND, arrange_deck
+from cardenvs.rang.gauntlet import (
     BlockerAgent,
     DumperAgent,
     EscaperAgent,
     RacerAgent,
 )
-from cardenvs.agents.gauntlet_ring_rang import (
+from cardenvs.rang.rules import GreedyRangAgent
+from cardenvs.ring_rang.engine import ACTION_KNOCK, ACTION_TRUMP
+from cardenvs.ring_rang.gauntlet import (
     HoarderAgent,
     LifterAgent,
     ReaderAgent,
     SupporterAgent,
 )
-from cardenvs.agents.rang_rules import GreedyRangAgent
-from cardenvs.agents.registry import make_agent
-from cardenvs.agents.ring_rang_rules import BasicRulesAgent, StrongRulesAgent
-from cardenvs.cards import RANKS, parse_card
-from cardenvs.rang.engine import DISCARD, JOKER_KIND, arrange_deck
-from cardenvs.ring_rang.engine import ACTION_KNOCK, ACTION_TRUMP
+from cardenvs.ring_rang.rules import BasicRulesAgent, StrongRulesAgent
 
 RING_RANG_NAMES = ("gauntlet_hoarder", "gauntlet_lifter", "gauntlet_reader", "gauntlet_supporter")
 RANG_NAMES = ("gauntlet_dumper", "gauntlet_escaper", "gauntlet_blocker", "gauntlet_racer")

@@ -20,11 +20,11 @@ from cardenvs.play import (
     card_text,
     main,
     parse_choice,
-    rang_choices,
-    ring_rang_choices,
     use_color,
 )
+from cardenvs.rang.text import rang_choices
 from cardenvs.replay import load, replay
+from cardenvs.ring_rang.text import ring_rang_choices
 
 REPO = Path(__file__).resolve().parents[1]
 

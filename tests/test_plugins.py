@@ -13,7 +13,7 @@ gym = pytest.importorskip("gymnasium")
 import cardenvs  # noqa: E402,F401  (registers the gymnasium ids)
 from cardenvs import rang_v0, ring_rang_v0  # noqa: E402
 from cardenvs.agents.base import Agent  # noqa: E402
-from cardenvs.gym_envs import ENV_IDS  # noqa: E402
+from cardenvs.gym_envs import env_ids  # noqa: E402
 from cardenvs.train.wrappers import OpponentPool  # noqa: E402
 
 RING_RANG = "cardenvs/RingRang-v0"
@@ -65,7 +65,7 @@ def _play(env, episodes: int, seed: int) -> list[float]:
 def test_ids_registered_on_import_without_torch():
     code = (
         "import sys, gymnasium, cardenvs\n"
-        f"assert set({sorted(ENV_IDS)!r}) <= set(gymnasium.registry), 'ids missing'\n"
+        f"assert set({sorted(env_ids())!r}) <= set(gymnasium.registry), 'ids missing'\n"
         "heavy = [m for m in ('torch', 'stable_baselines3', 'sb3_contrib') if m in sys.modules]\n"
         "assert not heavy, heavy\n"
     )

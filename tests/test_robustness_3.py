@@ -376,8 +376,8 @@ def _random_vector_state(env, steps: int):
     ("rang", "top", 20), ("rang", "stock_len", 500), ("rang", "pile_counts", 0), ("rang", "out_seat", -5),
 ])
 def test_batched_load_state_dict_checks_values(game, field, value):
-    from cardenvs.vector.rang import RangVectorEnv
-    from cardenvs.vector.ring_rang import RingRangVectorEnv
+    from cardenvs.rang.vector import RangVectorEnv
+    from cardenvs.ring_rang.vector import RingRangVectorEnv
 
     make = (lambda: RingRangVectorEnv(8, episode="game", seed=2)) if game == "ring_rang" else \
         (lambda: RangVectorEnv(8, num_players=3, episode="match", seed=2))  # fmt: skip
@@ -531,7 +531,7 @@ def test_a_time_budget_counts_the_sampling_of_worlds(monkeypatch, spec):
 
     from cardenvs import rang_v0
     from cardenvs.agents.registry import make_agent
-    from cardenvs.agents.search import RangRules
+    from cardenvs.rang.search import RangRules
 
     drawn = []
     sample, shuffled_stock = RangRules.sample, RangRules.shuffled_stock
@@ -557,7 +557,7 @@ def test_rang_search_memory_knows_its_game_by_identity_not_by_a_reusable_id():
 
     from cardenvs import rang_v0
     from cardenvs.agents.registry import make_agent
-    from cardenvs.agents.sampling import RangDiscardMemory
+    from cardenvs.rang.search import RangDiscardMemory
 
     env = rang_v0.env(num_players=3)
     env.reset(seed=11)

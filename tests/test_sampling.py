@@ -11,16 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cardenvs.agents.sampling import (
-    RangDiscardMemory,
-    count_ring_rang_deals,
-    rang_view,
-    ring_rang_view,
-    sample_rang,
-    sample_ring_rang,
-)
 from cardenvs.rang.engine import DECK_54, DECK_108, RangGame
+from cardenvs.rang.search import RangDiscardMemory, rang_view, sample_rang
 from cardenvs.ring_rang.engine import PHASE_PLAY, PHASE_TRUMP, RingRangGame, bits_to_cards
+from cardenvs.ring_rang.search import count_ring_rang_deals, ring_rang_view, sample_ring_rang
 
 
 # ------------------------------------------------------------------ helpers

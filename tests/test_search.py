@@ -10,9 +10,10 @@ import pytest
 
 from cardenvs import rang_v0, ring_rang_v0
 from cardenvs.agents.registry import make_agent
-from cardenvs.agents.sampling import rang_view, ring_rang_view
-from cardenvs.agents.search import RingRangRules, ismcts_search
+from cardenvs.agents.search import ismcts_search
 from cardenvs.cards import CODES
+from cardenvs.rang.search import rang_view
+from cardenvs.ring_rang.search import RingRangRules, ring_rang_view
 from cardenvs.train.evaluate import EvalConfig, run_records
 
 SPECS = ["pimc:iterations=40,worlds=4", "ismcts:iterations=40"]
@@ -312,8 +313,8 @@ def test_rang_win_bonus_rewards_the_seat_that_went_out():
 def test_rang_costliest_rollout_sheds_the_costliest_legal_card():
     """``rollout=costliest`` (Rang): at every step of the playout the move's card is worth the most points of the
     legal moves (plays and discards alike), and the playout ends the deal; RING RANG has no such rollout."""
-    from cardenvs.agents.search import RangRules
     from cardenvs.rang.engine import DISCARD_OFFSET, KIND_POINTS
+    from cardenvs.rang.search import RangRules
 
     class Recording:
         def __init__(self, world):

@@ -17,8 +17,8 @@ torch = pytest.importorskip("torch")
 
 from cardenvs import rang_v0  # noqa: E402
 from cardenvs.rang.engine import DECK_54, DECK_108, deck_size_for  # noqa: E402
+from cardenvs.rang.vector import RangVectorEnv  # noqa: E402
 from cardenvs.vector.common import random_legal_actions  # noqa: E402
-from cardenvs.vector.rang import RangVectorEnv  # noqa: E402
 
 
 class Mirror:

@@ -1,6 +1,6 @@
 """The batched RING RANG env against the AEC env: same decks, same actions, same everything.
 
-The differential test is what binds ``cardenvs.vector.ring_rang`` to the rules engine: masks,
+The differential test is what binds ``cardenvs.ring_rang.vector`` to the rules engine: masks,
 observations (the whole AEC vector of the acting seat), rewards and episode ends must agree
 at every step of thousands of rounds.
 """
@@ -14,8 +14,8 @@ torch = pytest.importorskip("torch")
 
 from cardenvs import ring_rang_v0  # noqa: E402
 from cardenvs.ring_rang.engine import ACTION_KNOCK  # noqa: E402
+from cardenvs.ring_rang.vector import RingRangVectorEnv  # noqa: E402
 from cardenvs.vector import benchmark_rows, random_legal_actions  # noqa: E402
-from cardenvs.vector.ring_rang import RingRangVectorEnv  # noqa: E402
 
 MAX_ROUNDS = 39  # a game to 20 points ends within 19 + 19 + 1 rounds
 

@@ -45,7 +45,7 @@ import numpy as np
 
 from cardenvs.agents.policy import PolicyAgent, load_policy, policy_arrays, policy_layers, save_policy
 from cardenvs.agents.registry import make_agent
-from cardenvs.games import game_spec
+from cardenvs.games import default_game, game_spec
 
 from .cluster import check_ray_address, fan_out, local_spec, shipped_files
 from .config_files import check_game_config, check_network, config_from_dict, read_yaml_mapping
@@ -56,7 +56,7 @@ from .evaluate import EvalConfig, deal_options, make_env, progress_bar
 class DistillConfig:
     """Everything a run depends on (the schema of configs/distill_*.yaml)."""
 
-    game: str = "ring_rang"  # "ring_rang" or "rang"
+    game: str = field(default_factory=default_game)  # any game of the table (cardenvs.games)
     run_dir: str = "runs/distill_ring_rang"  # labels/, fit.csv, policy.npz
     student: str = ""  # the policy .npz whose positions are labelled and whose network is fitted
     teacher: str = "pimc:iterations=200"  # registry spec of the labelling agent

@@ -49,7 +49,7 @@ from cardenvs.agents.registry import (
     gauntlet_agents,
     make_agent,
 )
-from cardenvs.games import GAME_NAMES, canonical_game, game_spec
+from cardenvs.games import GAME_NAMES, canonical_game, default_game, game_spec, games_help, players_help
 
 from .cluster import (  # noqa: F401 (one_blas_thread, worker_map: re-exported, their home before cluster.py)
     RAY_EXTRA,
@@ -70,7 +70,7 @@ from .stats import Rating, mean_interval, wilson_interval
 class EvalConfig:
     """What to evaluate (also the schema of configs/eval_*.yaml)."""
 
-    game: str = "ring_rang"  # "ring_rang" or "rang"
+    game: str = field(default_factory=default_game)  # any game of the table (cardenvs.games)
     agents: list[str] = field(default_factory=lambda: ["random", "random"])  # agent specs; see agents/registry.py
     deals: int = 100  # number of deals (each played in every seat arrangement of the line-up)
     seed: int = 0  # the deal list is a pure function of (seed, deal index)
@@ -260,16 +260,10 @@ def _outcome(config: EvalConfig, seats: list[str], episode: Episode) -> tuple[li
         elif len(set(seats)) > 2:
             others = []
         return rewards, others
-    if spec.partnerships:
-        # round: +-round points; game: +-1. Team 0 = seats 0 and 2.
-        winners = [] if truncated or rewards[0] == 0 else list(spec.seats_of_side(0 if rewards[0] > 0 else 1, 4))
-        return rewards, winners
-    if config.unit == "deal":
-        points = [round(spec.deal_points * r) for r in rewards]
-        winners = [] if truncated else [s for s, p in enumerate(points) if p == 0][:1]
-        return [float(p) for p in points], winners
-    winners = [] if truncated else [s for s, r in enumerate(rewards) if r > 0]
-    return rewards, winners
+    kind = spec.episodes[config.unit]  # the game's scoring says what its rewards mean
+    points = [spec.scoring.points(r, kind) for r in rewards]
+    winners = [] if truncated else [s for s, r in enumerate(rewards) if spec.scoring.won(r, kind)]
+    return points, winners
 
 
 def _play_chunk(args: tuple[EvalConfig, list[int], dict[str, Any], dict[str, Any]]) -> list[Record]:
@@ -483,8 +477,9 @@ def summarize(config: EvalConfig, records: list[Record]) -> dict[str, Any]:
         if len(names) > 1 and not rec.truncated and rec.forfeit_seat is None:
             teams = [[n] for n in names]
             won = [any(rec.seats[s] == n for s in rec.winner_seats) for n in names]
-            if not game_spec(config.game).partnerships:  # rank the others by points (fewer is better)
-                order = sorted(points[n][-1] for n in names)
+            spec = game_spec(config.game)
+            if not spec.partnerships:  # rank the others by points, in the game's direction
+                order = sorted((points[n][-1] for n in names), reverse=not spec.scoring.fewer_points_better)
                 ranks = [0 if w else 1 + order.index(points[n][-1]) for n, w in zip(names, won, strict=True)]
             else:
                 ranks = [0 if w else 1 for w in won]
@@ -528,9 +523,7 @@ def summarize(config: EvalConfig, records: list[Record]) -> dict[str, Any]:
 
 def rating_meaning(game: str, kind: str) -> str:
     """What the rating is fitted on, printed under its table: why it may order agents unlike the win rate."""
-    order = ("each episode's order: the winner first, then the other agents by points (fewer is better), "
-             "so points lost when not going out count, while the win rate counts only going out"
-             if not game_spec(game).partnerships else "each episode's result: which agent's team won")
+    order = game_spec(game).scoring.rating_order
     how = ("updated once per episode in the order played (not a fit over all of them at once): a result counts "
            "more early than late and by whom it was against, so it can rank agents unlike the win rate; "
            "with every pair on the same deals the win rate is the fairer ranking")
@@ -568,8 +561,7 @@ def display_labels(names: Sequence[str]) -> dict[str, str]:
 
 
 def _points_meaning(game: str) -> str:
-    return ("signed round points of the agent's team" if game_spec(game).partnerships
-            else "points scored by the agent's seats (lower is better)")
+    return game_spec(game).scoring.points_meaning
 
 
 def format_table(result: dict[str, Any]) -> str:
@@ -674,7 +666,7 @@ def evaluate(config: EvalConfig, objects: dict[str, Any] | None = None) -> dict[
     return result
 
 
-def evaluate_agents(agents: Sequence[Any], game: str = "ring_rang", **settings: Any) -> dict[str, Any]:
+def evaluate_agents(agents: Sequence[Any], game: str | None = None, **settings: Any) -> dict[str, Any]:
     """Evaluate a line-up of agent objects and specs, as ``cardenvs eval`` does; the same result it prints.
 
     ``agents``: specs (``"rules_strong"``) and objects: an :class:`~cardenvs.agents.base.Agent`, any object
@@ -688,6 +680,7 @@ def evaluate_agents(agents: Sequence[Any], game: str = "ring_rang", **settings: 
         print(format_table(result))
     """
     settings.setdefault("progress", False)
+    game = canonical_game(game or default_game())
     specs, objects = object_labels(agents, game)
     config = EvalConfig(game=game, agents=specs, **settings)
     if config.out:
@@ -810,8 +803,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     d = EvalConfig()
     parser = parser or argparse.ArgumentParser(prog="cardenvs eval", description=__doc__.splitlines()[0])
     parser.add_argument("--config", help="YAML file with the fields of EvalConfig (options given here override it)")
-    parser.add_argument("--game", type=_game_arg, metavar="{ring_rang,rang}",
-                        help=f"ring_rang (also ring-rang) or rang (default {d.game})")
+    parser.add_argument("--game", type=_game_arg, metavar="GAME", help=f"{games_help()} (default {d.game})")
     parser.add_argument("--agents", nargs="+", metavar="SPEC",
                         help="agent specs, e.g. random rules_strong; one agent plays itself as X#0 vs X#1 "
                              f"(default {' '.join(d.agents)}). Agents: {', '.join(agent_names())}; "
@@ -821,7 +813,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     parser.add_argument("--seed", type=int,
                         help=f"the deals are a function of (seed, deal index); >= 0 (default {d.seed})")
     parser.add_argument("--num-players", type=int, dest="num_players",
-                        help=f"Rang only: 2-10 (default {d.num_players})")
+                        help=f"where the seats vary ({players_help()})")
     parser.add_argument("--unit", choices=["deal", "game"],
                         help=f"deal: one round/deal per episode; game: whole games/matches (default {d.unit})")
     parser.add_argument("--workers", type=int,

@@ -51,7 +51,7 @@ from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
 from cardenvs.agents.policy import PolicyAgent, policy_arrays, save_policy
-from cardenvs.games import game_spec
+from cardenvs.games import default_game, game_spec
 from cardenvs.train.config_files import check_counts
 from cardenvs.train.wrappers import make_aec_env
 
@@ -68,7 +68,7 @@ class CardPettingZooEnv(PettingZooEnv):
 
     def __init__(self, env_config: dict[str, Any] | None = None):
         env_config = dict(env_config or {})
-        game = env_config.get("game", "ring_rang")
+        game = env_config.get("game") or default_game()
         env_kwargs = dict(env_config.get("env") or {})
         aec = make_aec_env(
             game,
@@ -245,7 +245,7 @@ def check_export_path(path: str | Path) -> None:
 class RLlibConfig:
     """A run: the game, the policies, PPO's settings and where the env runners run."""
 
-    game: str = "ring_rang"
+    game: str = field(default_factory=default_game)
     num_players: int = 4
     env: dict[str, Any] = field(default_factory=dict)  # AEC env keywords (episode, knocking, ...)
     policies: str = "shared"  # shared | per_team (RING RANG) | per_seat

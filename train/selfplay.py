@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from cardenvs.games import default_game
+
 from .config_files import check_game_config, check_network, check_ppo
 from .runs import (
     CheckpointError,
@@ -56,7 +58,7 @@ from .wrappers import OpponentPool, SelfPlayEnv, Snapshot
 class TrainConfig:
     """Everything a run depends on (the schema of configs/quick_*.yaml and configs/full_*.yaml)."""
 
-    game: str = "ring_rang"  # "ring_rang" or "rang"
+    game: str = field(default_factory=default_game)  # any game of the table (cardenvs.games)
     run_dir: str = "runs/ring_rang"  # checkpoints, TensorBoard logs, curve.csv, policy.npz, learning_curve.png
     seed: int = 0  # seeds the envs, the opponent draws and torch: a run replays exactly
     total_steps: int = 100_000  # learner decisions to train for

@@ -147,6 +147,9 @@ class VectorPPOConfig:
                     "checkpoint_every", "keep_checkpoints", "log_every"),
             agent_fields=("rule_opponents", "eval_opponents"),
         )
+        if not spec.has_vector_env:
+            raise ValueError(f"game: {spec.title} has no batched engine (its spec declares no vector_env); "
+                             "train it with `cardenvs train` (the SB3 self-play trainer)")
         check_network(self)
         check_ppo(self, "clip_coef")
         if self.env_kwargs:  # the batched env takes them too (the evaluation env's are checked above)

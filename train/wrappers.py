@@ -25,8 +25,8 @@ import gymnasium as gym
 import numpy as np
 
 from cardenvs.agents.base import Agent
-from cardenvs.agents.registry import GAMES, check_spec, make_agent
-from cardenvs.games import game_spec
+from cardenvs.agents.registry import check_spec, make_agent
+from cardenvs.games import GAMES, game_spec
 
 MAX_DEALS_TO_FIRST_DECISION = 100  # reset() deals again while a deal ends before the learner decides
 
@@ -34,7 +34,7 @@ MAX_DEALS_TO_FIRST_DECISION = 100  # reset() deals again while a deal ends befor
 def make_aec_env(game: str, episode: str | None = None, num_players: int = 4, **env_kwargs: Any):
     """The AEC env of ``game`` with the training defaults (RING RANG rounds, Rang deals)."""
     if game not in GAMES:
-        raise ValueError(f"game: expected one of {GAMES}, got {game!r}")
+        raise ValueError(f"game: expected one of {tuple(GAMES)}, got {game!r}")
     return game_spec(game).make_env(episode, num_players, **env_kwargs)
 
 

@@ -2,7 +2,7 @@
 
 The one place the observation is defined (OpenSpiel's Observer): the PettingZoo env
 (:mod:`cardenvs.rang_v0`), :meth:`RangGame.observe`, the rule agents, search and the batched env
-(:mod:`cardenvs.vector.rang`) all use it. Seats are relative to the viewer (0 = self, 1 = the
+(:mod:`cardenvs.rang.vector`) all use it. Seats are relative to the viewer (0 = self, 1 = the
 next player clockwise, ...); the table of parts is in the env's docs.
 """
 

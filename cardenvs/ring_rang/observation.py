@@ -2,7 +2,7 @@
 
 The one place the observation is defined (OpenSpiel's Observer): the PettingZoo env
 (:mod:`cardenvs.ring_rang_v0`), :meth:`RingRangGame.observe`, search and the batched env
-(:mod:`cardenvs.vector.ring_rang`) all use it. Seats are relative to the viewer (0 = self,
+(:mod:`cardenvs.ring_rang.vector`) all use it. Seats are relative to the viewer (0 = self,
 1 = left, 2 = partner, 3 = right), teams own first; the table of parts is in the env's docs.
 
 :func:`observe` builds a view from scratch; :class:`Observer` keeps the four views of one game

@@ -1,7 +1,7 @@
 """Batched torch envs: step B games at once (B in the thousands), the way pgx does with jax.
 
-Each game has a class with one API (``RingRangVectorEnv`` in :mod:`cardenvs.vector.ring_rang`,
-``RangVectorEnv`` in :mod:`cardenvs.vector.rang`)::
+Each game that has one declares its class in its spec (``vector_env``: ``RingRangVectorEnv`` in
+:mod:`cardenvs.ring_rang.vector`, ``RangVectorEnv`` in :mod:`cardenvs.rang.vector`), all with one API::
 
     env = RingRangVectorEnv(4096, episode="round", device="cpu", seed=0)
     obs, mask, info = env.reset()              # (B, obs) float32, (B, actions) bool, {"seat": (B,) int64}
@@ -19,34 +19,45 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from importlib import import_module
 from typing import Any
 
 import torch
 
 from cardenvs.vector.common import available_memory_bytes, random_legal_actions
 
-__all__ = ["RingRangVectorEnv", "RangVectorEnv", "benchmark_rows", "random_legal_actions"]
+__all__ = ["benchmark_rows", "random_legal_actions", "vector_games"]
 
-_CLASSES = {"RingRangVectorEnv": "cardenvs.vector.ring_rang", "RangVectorEnv": "cardenvs.vector.rang"}
+
+def vector_games() -> dict[str, Any]:
+    """name -> spec of every game of the table that declares a batched engine."""
+    from cardenvs.games import GAMES
+
+    return {name: spec for name, spec in GAMES.items() if spec.has_vector_env}
 
 
 def __getattr__(name: str) -> Any:
-    if name in _CLASSES:
-        return getattr(import_module(_CLASSES[name]), name)
+    """The batched env classes by their names (``from cardenvs.vector import RingRangVectorEnv``), lazily."""
+    for spec in vector_games().values():
+        if spec.vector_env.rpartition(":")[2] == name:
+            return spec.vector_env_class()
     raise AttributeError(f"module 'cardenvs.vector' has no attribute {name!r}")
 
 
-# (row name prefix, game key, class name, constructor keywords) of every benchmarked batched env.
-_BENCHMARKS: tuple[tuple[str, str, str, dict[str, Any]], ...] = (
-    ("RING RANG", "ring_rang", "RingRangVectorEnv", {"episode": "round"}),
-    ("Rang 4p", "rang4", "RangVectorEnv", {"num_players": 4}),
-)
+def _benchmarks() -> list[tuple[str, str, str, dict[str, Any]]]:
+    """(row name prefix, game key, game, constructor keywords) of every benchmarked batched env."""
+    rows = []
+    for name, spec in vector_games().items():
+        if spec.fixed_players:
+            rows.append((spec.title, name, name, {"episode": spec.train_episode}))
+        else:
+            n = spec.default_seats
+            rows.append((f"{spec.title} {n}p", f"{name}{n}", name, {"num_players": n}))
+    return rows
 
 
-def _env_class(class_name: str) -> type | None:
+def _env_class(game: str) -> type | None:
     try:
-        return getattr(import_module(_CLASSES[class_name]), class_name)
+        return vector_games()[game].vector_env_class()
     except (ImportError, AttributeError):
         return None
 
@@ -78,9 +89,9 @@ def time_random_play(make_env: Callable[[], Any], seconds: float, seed: int = 0)
 
 def _timed_in_process(args: tuple[str, int, str, dict[str, Any], float, int, int]) -> dict[str, Any]:
     """Worker of :func:`benchmark_rows`: time one env in this process with ``threads`` torch threads."""
-    class_name, size, device, kwargs, seconds, threads, seed = args
+    game, size, device, kwargs, seconds, threads, seed = args
     torch.set_num_threads(threads)
-    cls = _env_class(class_name)
+    cls = _env_class(game)
     return time_random_play(lambda: cls(size, device=device, seed=seed, **kwargs), seconds, seed=seed)
 
 
@@ -96,8 +107,8 @@ def benchmark_rows(
     import multiprocessing
 
     rows: list[dict[str, Any]] = []
-    for title, game, class_name, kwargs in _BENCHMARKS:
-        cls = _env_class(class_name)
+    for title, key, game, kwargs in _benchmarks():
+        cls = _env_class(game)
         if cls is None:
             continue
         bytes_per_game = cls(1, device=device, seed=0, **kwargs).memory_bytes_per_game()
@@ -105,14 +116,14 @@ def benchmark_rows(
             parts = max(1, min(processes, size)) if device == "cpu" else 1
             where = f"{parts} procs x {threads} thread" if parts > 1 else f"{threads} thread"
             row = {"name": f"{title} batched B={size}", "interface": f"batched torch {device} ({where})",
-                   "kind": "batched", "game": game}
+                   "kind": "batched", "game": key}
             free = available_memory_bytes(device)
             # Room for the state, its step temporaries and the returned tensors.
             if free is not None and 4 * bytes_per_game * size > free:
                 rows.append(dict(row, skipped=f"needs ~{4 * bytes_per_game * size / 2**30:.1f} GiB, "
                                               f"{free / 2**30:.1f} GiB free"))
                 continue
-            jobs = [(class_name, size // parts + (i < size % parts), device, kwargs, seconds, threads, i)
+            jobs = [(game, size // parts + (i < size % parts), device, kwargs, seconds, threads, i)
                     for i in range(parts)]
             try:
                 if parts == 1:

@@ -1,8 +1,8 @@
 """The RING RANG gauntlet: four outside-style rule players, for evaluation only (never trained against).
 
 Each plays the way one kind of human player does, on the public observation of its
-seat only (decoded with :class:`~cardenvs.agents.ring_rang_rules.View`, voids learnt
-by :class:`~cardenvs.agents.ring_rang_rules.VoidTracker`). Seats are relative, as in
+seat only (decoded with :class:`~cardenvs.ring_rang.rules.View`, voids learnt
+by :class:`~cardenvs.ring_rang.rules.VoidTracker`). Seats are relative, as in
 the observation: 0 = me, 1 = left opponent, 2 = partner, 3 = right opponent.
 
 - :class:`HoarderAgent` (``gauntlet_hoarder``): keeps its trumps for the end. It leads
@@ -27,7 +27,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from cardenvs.agents.ring_rang_rules import (
+from cardenvs.ring_rang.engine import NUM_TRICKS
+from cardenvs.ring_rang.rules import (
     HONOUR_POINTS,
     ME,
     OPPONENTS,
@@ -42,7 +43,6 @@ from cardenvs.agents.ring_rang_rules import (
     suit_length,
     suit_of,
 )
-from cardenvs.ring_rang.engine import NUM_TRICKS
 
 
 # ------------------------------------------------------------------ shared reading of the table

@@ -1,42 +1,24 @@
-"""Information-set samplers: deal the cards a player cannot see, consistently with what it knows.
+"""How search sees RING RANG: the public view of a seat, the sampler of the cards it cannot see
+(:func:`ring_rang_view`, :func:`sample_ring_rang`), and :class:`RingRangRules`, the search rules the
+PIMC / ISMCTS / oracle agents of :mod:`cardenvs.agents.search` play by (the spec's ``search`` part).
 
-Search agents never read hidden cards. For each game a *public view* function
-takes the live engine and an observer seat and returns only what that seat
-knows: its own hand, the public record, and facts implied by it (hand sizes,
-suits shown void, knocked honours). A view holds a *skeleton*: a clone of the
-engine with every hidden card removed (other hands empty, no deck order, no
-future decks, a fresh RNG). A sampler deals the unseen cards back into a copy of
-the skeleton, uniformly over the deals consistent with the view.
-
-RING RANG (:func:`ring_rang_view`, :func:`sample_ring_rang`): hard constraints are
-the hand sizes, the suits a seat failed to follow (void), and knocked honours not
-yet played (the knocker holds them). The chooser having chosen trump on its first
-5 cards is only a soft (Bayesian) hint, not a constraint: the sampler ignores it
-(every split of the chooser's 13 cards into "first 5" and the rest is possible).
-Sampling is rejection (exact, uniform) for ``max_tries`` deals, then an exact
-counting sampler over per-suit splits (also uniform), so it never fails.
-
-Rang (:func:`rang_view`, :func:`sample_rang`): the cards not in the observer's
-hand, not on the (public) play pile and not known to be its own discards still
-lying on the discard pile are dealt uniformly to the other hands, the discard
-pile and the stock, with their public sizes. Which own discards still lie on the
-discard pile is remembered by :class:`RangDiscardMemory` (the agent saw its own
-discards; a stock rebuild sends them back into the stock). Not used: the soft
-hint that a player who drew could not play at that moment.
+Hard constraints are the hand sizes, the suits a seat failed to follow (void), and knocked honours not
+yet played (the knocker holds them). The chooser having chosen trump on its first 5 cards is only a soft
+(Bayesian) hint, not a constraint: the sampler ignores it (every split of the chooser's 13 cards into
+"first 5" and the rest is possible). Sampling is rejection (exact, uniform) for ``max_tries`` deals, then
+an exact counting sampler over per-suit splits (also uniform), so it never fails.
 """
 
 from __future__ import annotations
 
 import random
-import weakref
-from collections import Counter
 from dataclasses import dataclass, field
 from math import factorial
 from typing import Any
 
 import numpy as np
 
-from cardenvs.rang.engine import DECK_54, DECK_108, DISCARD_OFFSET, RangGame
+from cardenvs.core import canonical
 from cardenvs.ring_rang.engine import (
     HONOUR_RANKS,
     NUM_SEATS,
@@ -56,7 +38,6 @@ def _suits_mask(suits: int) -> int:
     return sum(SUIT_MASKS[s] for s in range(4) if suits >> s & 1)
 
 
-# =================================================================== RING RANG
 @dataclass
 class RingRangView:
     """What ``seat`` knows in a RING RANG round (see :func:`ring_rang_view`)."""
@@ -72,16 +53,8 @@ class RingRangView:
 
     def fingerprint(self) -> tuple[Any, ...]:
         """Everything the view contains, as plain data (equal views give equal fingerprints)."""
-        return (self.seat, _canonical(self.skeleton.to_json()), self.own_hand, self.unknown, self.hand_sizes,
+        return (self.seat, canonical(self.skeleton.to_json()), self.own_hand, self.unknown, self.hand_sizes,
                 self.voids, self.holds)
-
-
-def _canonical(data: Any) -> Any:
-    if isinstance(data, dict):
-        return tuple(sorted((k, _canonical(v)) for k, v in data.items()))
-    if isinstance(data, (list, tuple)):
-        return tuple(_canonical(v) for v in data)
-    return data
 
 
 def ring_rang_view(game: RingRangGame, seat: int) -> RingRangView:
@@ -288,128 +261,42 @@ def _deck_from_round(world: RingRangGame, hands: list[int]) -> list[int]:
     return deck
 
 
-# ======================================================================== Rang
-class RangDiscardMemory:
-    """The observer's own discards that still lie on the discard pile (it saw them; others did not).
 
-    Call :meth:`refresh` before each own decision and :meth:`record` with the chosen action.
-    A stock rebuild puts the discard pile back into the stock; the memory is kept only while
-    the public record *proves* that no rebuild happened since the last own decision (few enough
-    turns to empty the stock, or, with a 54-card deck, the play pile still starting with the same
-    two or more cards), and is dropped otherwise (then those cards count as unseen: never wrong,
-    only less informed).
-    """
+class RingRangRules:
+    """How search sees RING RANG: views, worlds that end with the round, team round points."""
 
-    def __init__(self) -> None:
-        self.cards: list[int] = []
-        self._mark: tuple[Any, ...] | None = None
-        # the game of the last own decision, by a weak reference: an ``id()`` is reused once the game is freed
-        # (a position restored into a fresh env could then pass for the same game, with other discards)
-        self._game: weakref.ref[RangGame] | None = None
+    game = "ring_rang"
 
-    def clear(self) -> None:
-        self.cards = []
-        self._mark = None
-        self._game = None
+    def view(self, game: RingRangGame, seat: int, memory: Any = None) -> RingRangView:
+        return ring_rang_view(game, seat)
 
-    def __getstate__(self) -> dict[str, Any]:
-        return dict(self.__dict__, _game=None)  # a weak reference does not pickle: the copy forgets the game
+    @staticmethod
+    def new_memory() -> None:
+        """What the agent remembers beyond the public view: nothing (every card played is public)."""
+        return None
 
-    def refresh(self, game: RangGame) -> None:
-        if self._mark is None:
-            self.cards = []
-            return
-        deal, pile, stock, discard, turns = self._mark
-        kept = (
-            self._game is not None and self._game() is game
-            and deal == game.deal_number
-            and len(game.discard) >= discard
-            and len(game.stock) <= stock
-            and (
-                3 * (game.turns - turns) <= stock
-                or (game.deck_size == 54 and len(pile) >= 2 and tuple(game.pile[: len(pile)]) == pile)
-            )
-        )
-        if not kept:
-            self.cards = []
+    def sample(self, view: RingRangView, rng: random.Random) -> RingRangGame:
+        return self.horizon(sample_ring_rang(view, rng))
 
-    def record(self, game: RangGame, seat: int, action: int) -> None:
-        discarding = action >= DISCARD_OFFSET
-        if discarding:
-            self.cards.append(game.hands[seat][action - DISCARD_OFFSET][0])  # the engine discards the lowest copy
-        discard_size = len(game.discard) + discarding
-        self._mark = (game.deal_number, tuple(game.pile), len(game.stock), discard_size, game.turns)
-        self._game = weakref.ref(game)
+    @staticmethod
+    def horizon(world: RingRangGame) -> RingRangGame:
+        """Make ``world`` (a clone) end with the round: search plays out the current round only."""
+        world.episode = "round"
+        world.stop_when_decided = True  # its points are certain once decided
+        world.shaping = 0.0
+        return world
 
+    @staticmethod
+    def rewards(world: RingRangGame) -> tuple[float, ...]:
+        team, points = world.round_points()
+        own = float(points)
+        return (own, -own, own, -own) if team == 0 else (-own, own, -own, own)
 
-@dataclass
-class RangView:
-    """What ``seat`` knows in a Rang deal (see :func:`rang_view`)."""
+    @staticmethod
+    def random_rollout(world: RingRangGame, rng: random.Random) -> None:
+        random_value = rng.random
+        while not world.is_over():
+            actions = world.legal_actions()
+            world.step(actions[int(random_value() * len(actions))])
 
-    seat: int
-    skeleton: RangGame
-    unknown: tuple[int, ...]  # the unseen cards (a multiset, sorted)
-    hand_sizes: tuple[int, ...]
-    stock_size: int
-    discard_size: int
-    known_discards: tuple[int, ...]  # own discards known to lie on the discard pile
-
-    def fingerprint(self) -> tuple[Any, ...]:
-        return (self.seat, _canonical(self.skeleton.to_json()), self.unknown, self.hand_sizes, self.stock_size,
-                self.discard_size, self.known_discards)
-
-
-def rang_view(game: RangGame, seat: int, known_discards: list[int] | tuple[int, ...] = ()) -> RangView:
-    """The information set of ``seat``: own hand, the public record, and its own discards still on the pile."""
-    if not 0 <= seat < game.num_players or not game.alive[seat]:
-        raise ValueError(f"seat {seat!r} is not a player still in the game")
-    if game.match_over:
-        raise ValueError("the match is over: there is nothing to sample")
-    deck = Counter(DECK_108 if game.deck_size == 108 else DECK_54)
-    deck.subtract(game.hand_cards(seat))
-    deck.subtract(game.pile)
-    deck.subtract(known_discards)
-    if any(v < 0 for v in deck.values()) or len(known_discards) > len(game.discard):
-        raise ValueError("known_discards do not agree with the deck and the discard pile")
-    skeleton = game.clone(rng=np.random.default_rng(0))
-    n = game.num_players
-    for other in range(n):
-        if other != seat:
-            skeleton.hands[other] = [[] for _ in skeleton.hands[other]]
-            skeleton.hand_size[other] = 0
-            skeleton.hand_bits[other] = 0
-            skeleton.own_discards[other] = [0] * len(skeleton.own_discards[other])
-    skeleton.stock = []
-    skeleton.discard = []
-    skeleton.given_decks = []
-    skeleton.log = None
-    return RangView(
-        seat=seat,
-        skeleton=skeleton,
-        unknown=tuple(sorted(deck.elements())),
-        hand_sizes=tuple(game.hand_size[s] if game.alive[s] else 0 for s in range(n)),
-        stock_size=len(game.stock),
-        discard_size=len(game.discard),
-        known_discards=tuple(known_discards),
-    )
-
-
-def sample_rang(view: RangView, rng: random.Random) -> RangGame:
-    """A game whose unseen cards are dealt uniformly to the other hands, the discard pile and the stock."""
-    world = view.skeleton.clone(rng=np.random.default_rng(rng.getrandbits(64)))
-    cards = list(view.unknown)
-    rng.shuffle(cards)
-    start = 0
-    for other, size in enumerate(view.hand_sizes):
-        if other == view.seat or not size:
-            continue
-        for card in cards[start : start + size]:
-            world.give(other, card)
-        start += size
-    hidden_discards = view.discard_size - len(view.known_discards)
-    world.discard = list(view.known_discards) + cards[start : start + hidden_discards]
-    start += hidden_discards
-    world.stock = cards[start:]
-    if len(world.stock) != view.stock_size:
-        raise ValueError("inconsistent view: unseen cards do not match the hand, stock and discard sizes")
-    return world
+    rollouts = ("random",)  # engine-level playouts, by name: the method ``<name>_rollout``

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..rang.engine import (
+from cardenvs.agents.base import Agent
+from cardenvs.rang.engine import (
     ACE_KIND,
     BIT_KINDS,
     DISCARD,
@@ -39,8 +40,7 @@ from ..rang.engine import (
     PLAY_AFTER_JOKER,
     PLAYABLE_ON,
 )
-from .base import Agent
-from .rang_rules import ESCAPES, RangView, answer_chance, kinds_of, read_view, top_at_my_turn, without
+from cardenvs.rang.rules import ESCAPES, RangView, answer_chance, kinds_of, read_view, top_at_my_turn, without
 
 
 # ------------------------------------------------------------------ shared facts of a hand

@@ -35,7 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from ..rang.engine import (
+from cardenvs.agents.base import Agent
+from cardenvs.rang.engine import (
     ACE_KIND,
     BIT_KINDS,
     DISCARD,
@@ -45,8 +46,7 @@ from ..rang.engine import (
     NUM_KINDS,
     PLAYABLE_ON,
 )
-from ..rang.observation import decode_observation
-from .base import Agent
+from cardenvs.rang.observation import decode_observation
 
 ESCAPES = (ACE_KIND, JOKER_KIND)
 RANK_KINDS = range(ACE_KIND + 1)  # every kind a top card can be except the Joker

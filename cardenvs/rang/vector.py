@@ -29,7 +29,7 @@ from typing import Any
 
 import torch
 
-from ..rang.engine import (
+from cardenvs.rang.engine import (
     DECK_54,
     DECK_108,
     DEFAULT_MAX_TURNS_PER_DEAL,
@@ -51,8 +51,8 @@ from ..rang.engine import (
     elimination_reward,
     kind_of,
 )
-from ..rang.observation import FIXED_SIZE
-from .common import check_actions, make_generator
+from cardenvs.rang.observation import FIXED_SIZE
+from cardenvs.vector.common import check_actions, make_generator
 
 __all__ = ["RangVectorEnv"]
 
