@@ -97,6 +97,7 @@ class GameSpec:
     parts: dict[str, str] = field(default_factory=dict)  # role (PART_ROLES) -> "module:attr"
     vector_env: str = ""  # "module:Class" of the batched torch env; "" = none (train-vector refuses)
     trained: str = ""  # the shipped policy: "package:file.npz" (package data); "" = none
+    protocols: str = ""  # the package holding its benchmark protocols (<name>_v<N>.json); "" = none
     default_players: int = 4  # the seat count where a user gives none (clipped to ``players``)
     order: int = 100  # where the game is listed (then by name); the first game is the default of `play`/`serve`
     # conformance checks this game is exempt from, with the reason (tests/test_conformance.py)

@@ -9,4 +9,6 @@ cd "$(dirname "$0")/.."
 python -m pip install -q --upgrade pip
 python -m pip install -q "torch==2.13.0"   # the CPU build where the index serves it (README, Install)
 python -m pip install -q -e ".[train,dev]"
+# the example plugin game (examples/crazy_eights): tests/test_conformance.py runs it through every feature
+python -m pip install -q --no-deps -e examples/crazy_eights
 python -m pytest -q -n 2 -m "not slow" "$@"

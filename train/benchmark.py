@@ -32,7 +32,7 @@ from typing import Any
 
 from cardenvs.agents.policy import trained_path
 from cardenvs.agents.registry import check_agent
-from cardenvs.games import GAME_NAMES, canonical_game, game_spec
+from cardenvs.games import GAME_NAMES, canonical_game, game_spec, games_help
 
 from .cluster import cardenvs_version, check_ray_address, cluster_cpus
 from .evaluate import (
@@ -49,7 +49,6 @@ from .evaluate import (
 )
 from .stats import ELO, fit_ladder, place_on_ladder
 
-PROTOCOLS = "cardenvs.train.protocols"
 LEVELS = ("full", "quick")
 
 
@@ -77,7 +76,11 @@ class Protocol:
 
 
 def _protocol_files(game: str) -> list[Any]:
-    folder = resources.files(PROTOCOLS)
+    """The protocol files of ``game`` (``<game>_v<N>.json`` in the package its spec names), oldest first."""
+    package = game_spec(game).protocols
+    if not package:
+        return []
+    folder = resources.files(package)
     prefix = f"{game}_v"
     found = [f for f in folder.iterdir() if f.name.startswith(prefix) and f.name.endswith(".json")
              and f.name[len(prefix):-5].isdigit()]
@@ -89,7 +92,8 @@ def load_protocol(game: str, version_number: int | None = None) -> Protocol:
     game = canonical_game(game)
     files = _protocol_files(game)
     if not files:
-        raise ValueError(f"no benchmark protocol for {game}")
+        raise ValueError(f"no benchmark protocol for {game} (its spec declares none): compare agents with "
+                         f"`cardenvs eval --game {game} --agents ...`")
     chosen = files[-1] if version_number is None else next(
         (f for f in files if f.name == f"{game}_v{version_number}.json"), None)
     if chosen is None:
@@ -377,8 +381,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cardenvs benchmark", description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog="Forms of --agent: docs/benchmark.md. Protocols: "
-                                            + ", ".join(load_protocol(g).name for g in GAME_NAMES))
-    parser.add_argument("--game", required=True, help=f"{' or '.join(GAME_NAMES)}")
+                                            + ", ".join(load_protocol(g).name for g in GAME_NAMES
+                                                        if _protocol_files(g)))
+    parser.add_argument("--game", required=True, help=games_help())
     parser.add_argument("--agent", help="the agent to place: a registered name, module.path:attr, "
                                         "exec:path=PROGRAM, onnx:path=FILE, policy:path=FILE.npz, ...")
     parser.add_argument("--quick", action="store_true", help="the protocol's quick deal counts (minutes)")

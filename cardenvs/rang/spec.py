@@ -60,4 +60,5 @@ SPEC = GameSpec(
     vector_env="cardenvs.rang.vector:RangVectorEnv",
     order=1,
     trained="cardenvs.agents.policies:rang.npz",
+    protocols="cardenvs.train.protocols",
 )

@@ -51,4 +51,5 @@ SPEC = GameSpec(
     vector_env="cardenvs.ring_rang.vector:RingRangVectorEnv",
     order=0,
     trained="cardenvs.agents.policies:ring_rang.npz",
+    protocols="cardenvs.train.protocols",
 )
