@@ -6,8 +6,8 @@ starter, face up. On your turn play a card of the suit in force or of the top ca
 is wild (play it on anything, then name the suit in force: a second decision of the same
 player). A player who cannot play draws one card from the stock, then plays that card if it
 fits, or passes. An empty stock is rebuilt from the discards under the top
-card, shuffled; with nothing left to draw a player who cannot play passes, and a full round of
-such passes blocks the deal (a draw). First player out wins.
+card, shuffled; with nothing left to draw a player who cannot play passes (every other card is
+then in a hand, so some player can play: a deal never blocks). First player out wins.
 
 Hands are 52-bit masks (card index = suit * 13 + rank, as in :mod:`cardenvs.cards`), so the
 playable cards are one AND. The stock is a list whose END is its top card; so is the pile.
@@ -32,6 +32,7 @@ PASS = 57
 NUM_ACTIONS = 58
 PLAY, NAME_SUIT, AFTER_DRAW = 0, 1, 2
 PHASE_NAMES = ("play", "name a suit", "play the drawn card or pass")
+SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
 WIN_REWARD = 1.0
 DEFAULT_MAX_TURNS = 300
 MAX_TURNS_LIMIT = 2**62
@@ -76,7 +77,7 @@ class CrazyEightsGame:
     """One deal of Crazy Eights in progress, mutated in place by :meth:`step`."""
 
     __slots__ = ("num_players", "max_turns", "rng", "dealer", "hands", "stock", "pile", "suit", "phase",
-                 "current", "drawn", "turns", "passes", "over", "truncated", "winner", "__weakref__")
+                 "current", "drawn", "turns", "over", "truncated", "winner", "__weakref__")
 
     # ------------------------------------------------------------ creation
     @classmethod
@@ -105,7 +106,6 @@ class CrazyEightsGame:
         game.current = (dealer + 1) % num_players
         game.drawn = -1
         game.turns = 0
-        game.passes = 0
         game.over = game.truncated = False
         game.winner = -1
         return game
@@ -113,8 +113,8 @@ class CrazyEightsGame:
     def clone(self, rng: np.random.Generator | None = None) -> CrazyEightsGame:
         """An independent copy (the RNG is copied unless one is given)."""
         other = CrazyEightsGame.__new__(CrazyEightsGame)
-        for name in ("num_players", "max_turns", "dealer", "suit", "phase", "current", "drawn", "turns", "passes",
-                     "over", "truncated", "winner"):
+        for name in ("num_players", "max_turns", "dealer", "suit", "phase", "current", "drawn", "turns", "over",
+                     "truncated", "winner"):
             setattr(other, name, getattr(self, name))
         other.hands = self.hands[:]
         other.stock = self.stock[:]
@@ -186,7 +186,6 @@ class CrazyEightsGame:
             self.hands[seat] &= ~(1 << action)
             self.pile.append(action)
             self.suit = action // NUM_RANKS
-            self.passes = 0
             if not self.hands[seat]:  # out: the deal is won (after an 8 too: no suit to name)
                 return self._end(seat)
             if action % NUM_RANKS == EIGHT:
@@ -199,15 +198,9 @@ class CrazyEightsGame:
             return self._next_turn()
         if action == DRAW:
             self._draw(seat)
-            self.passes = 0
             self.phase = AFTER_DRAW
             return NOTHING
-        # PASS: after a draw, or with nothing to play and nothing to draw
-        if self.phase == PLAY:
-            self.passes += 1
-            if self.passes >= self.num_players:  # a whole round of passes: nobody can move again
-                return self._end(-1)
-        return self._next_turn()
+        return self._next_turn()  # PASS: after a draw, or with nothing to play and nothing to draw
 
     def _draw(self, seat: int) -> None:
         if not self.stock:  # rebuild: the discards under the top card, shuffled
@@ -229,20 +222,18 @@ class CrazyEightsGame:
         return NOTHING
 
     def _end(self, winner: int) -> Outcome:
-        """The deal ends: won by ``winner``, or blocked (``winner`` -1, every reward 0)."""
+        """``winner`` went out: the deal ends."""
         self.over = True
         self.winner = winner
         self.phase = PLAY
         self.drawn = -1
         everyone = tuple(range(self.num_players))
-        if winner < 0:
-            return Outcome(None, everyone)
         rewards = [lose_reward(self.num_players)] * self.num_players
         rewards[winner] = WIN_REWARD
         return Outcome(tuple(rewards), everyone)
 
     def rewards(self) -> tuple[float, ...]:
-        """The deal's reward of each seat so far (all 0 until it is won)."""
+        """The deal's reward of each seat (all 0 until it is won, and in a truncated deal)."""
         n = self.num_players
         if self.winner < 0:
             return (0.0,) * n
@@ -272,7 +263,6 @@ class CrazyEightsGame:
             "current": self.current,
             "drawn": None if self.drawn < 0 else card_code(self.drawn),
             "turns": self.turns,
-            "passes": self.passes,
             "over": self.over,
             "truncated": self.truncated,
             "winner": self.winner,
@@ -338,7 +328,6 @@ class CrazyEightsGame:
         drawn = get("drawn")
         game.drawn = -1 if drawn is None else cards("drawn", [drawn])[0]
         game.turns = integer("turns", 0, MAX_TURNS_LIMIT)
-        game.passes = integer("passes", 0, n)
         game.over = flag("over")
         game.truncated = flag("truncated")
         game.winner = integer("winner", -1, n - 1)
@@ -368,6 +357,13 @@ class CrazyEightsGame:
                              "no truncation and no empty hand")
         if self.turns >= self.max_turns:
             raise ValueError(f"game field 'turns' {self.turns} reached 'max_turns' but the deal is not over")
+
+
+def result_text(game: CrazyEightsGame) -> str:
+    """How a deal ended, in one line."""
+    if game.truncated:
+        return "deal truncated (turn limit)"
+    return f"player_{game.winner} went out and wins"
 
 
 def arrange_deck(hands: list[list[str | int]], starter: str | int, stock: list[str | int] = (),  # type: ignore[assignment]

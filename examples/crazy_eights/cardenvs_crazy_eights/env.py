@@ -31,8 +31,8 @@ Rules (one deal; every decision the usual texts leave open is named here):
   drawn card, if it fits, or pass (action 57): at most one card is drawn a turn.
 - An empty stock is rebuilt when a card must be drawn: the discards under the top card, shuffled
   (with the env's seeded RNG). When there is nothing to draw at all, a player who cannot play
-  passes (action 57 is then the only legal action); when every player in turn passes that way,
-  the deal is blocked and ends as a draw (every reward 0).
+  passes (action 57 is then the only legal action). Every other card is then in a hand, so some
+  player can play: a deal never blocks.
 - The first player to get rid of every card wins the deal at once (going out on an 8 names no suit).
 - Turn limit: a turn is a player's whole turn (a play with its named suit, or a draw with its
   play or pass); the deal is truncated (every agent, no reward) when ``max_turns`` turns are over.
@@ -65,7 +65,7 @@ indices            name           content
 
 Rewards (episode ``"deal"``, the only kind: a game of this package is one deal): +1 to the
 winner and -1/(N-1) to every other seat when a player goes out (the deal's rewards sum to 0);
-0 for everyone in a blocked deal; none in a truncated one. A seat *wins* an episode when its
+none in a truncated deal. A seat *wins* an episode when its
 reward is positive (the spec's scoring); the harness's points are these rewards.
 ``state()`` is the full state (every hand and the stock), for centralised critics.
 """
@@ -89,13 +89,14 @@ from .engine import (
     MIN_PLAYERS,
     NUM_CARDS,
     PHASE_NAMES,
+    SUIT_NAMES,
     CrazyEightsGame,
+    result_text,
 )
 from .observation import observation_size
 
 __all__ = ["env", "raw_env", "ACTION_NAMES", "EPISODES"]
 
-SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
 ACTION_NAMES: tuple[str, ...] = (
     tuple(f"play {code}" for code in CODES[:NUM_CARDS])
     + tuple(f"name {name}" for name in SUIT_NAMES)
@@ -238,13 +239,4 @@ class raw_env(CardGameEnv):
 
     def _restored(self) -> None:
         self.game.rng = self._rng  # the engine draws from the env's (restored) generator
-
-
-def result_text(game: CrazyEightsGame) -> str:
-    """How a deal ended, in one line."""
-    if game.truncated:
-        return "deal truncated (turn limit)"
-    if game.winner < 0:
-        return "deal blocked: nothing to draw and nobody can play (a draw)"
-    return f"player_{game.winner} went out and wins"
 
