@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from cardenvs.cards import parse_card
 from cardenvs_crazy_eights.engine import (
     AFTER_DRAW,
     DRAW,
@@ -16,6 +14,8 @@ from cardenvs_crazy_eights.engine import (
     CrazyEightsGame,
     arrange_deck,
 )
+
+from cardenvs.cards import parse_card
 
 C = parse_card
 HEARTS = 2
