@@ -77,7 +77,7 @@ class CrazyEightsGame:
     """One deal of Crazy Eights in progress, mutated in place by :meth:`step`."""
 
     __slots__ = ("num_players", "max_turns", "rng", "dealer", "hands", "stock", "pile", "suit", "phase",
-                 "current", "drawn", "turns", "over", "truncated", "winner", "__weakref__")
+                 "current", "drawn", "turns", "voids", "over", "truncated", "winner", "__weakref__")
 
     # ------------------------------------------------------------ creation
     @classmethod
@@ -106,6 +106,7 @@ class CrazyEightsGame:
         game.current = (dealer + 1) % num_players
         game.drawn = -1
         game.turns = 0
+        game.voids = [0] * num_players
         game.over = game.truncated = False
         game.winner = -1
         return game
@@ -119,6 +120,7 @@ class CrazyEightsGame:
         other.hands = self.hands[:]
         other.stock = self.stock[:]
         other.pile = self.pile[:]
+        other.voids = self.voids[:]
         if rng is None:
             rng = np.random.Generator(type(self.rng.bit_generator)())
             rng.bit_generator.state = self.rng.bit_generator.state
@@ -197,10 +199,14 @@ class CrazyEightsGame:
             self.suit = action - NAME_SUIT_OFFSET
             return self._next_turn()
         if action == DRAW:
+            self.voids[seat] |= 1 << self.suit  # it could not play on this suit
             self._draw(seat)
             self.phase = AFTER_DRAW
             return NOTHING
-        return self._next_turn()  # PASS: after a draw, or with nothing to play and nothing to draw
+        # PASS: after a draw (it keeps the drawn card: of its record only this turn's suit stays), or with
+        # nothing to play and nothing to draw
+        self.voids[seat] = 1 << self.suit if self.phase == AFTER_DRAW else self.voids[seat] | 1 << self.suit
+        return self._next_turn()
 
     def _draw(self, seat: int) -> None:
         if not self.stock:  # rebuild: the discards under the top card, shuffled
@@ -263,6 +269,7 @@ class CrazyEightsGame:
             "current": self.current,
             "drawn": None if self.drawn < 0 else card_code(self.drawn),
             "turns": self.turns,
+            "voids": self.voids[:],
             "over": self.over,
             "truncated": self.truncated,
             "winner": self.winner,
@@ -328,6 +335,11 @@ class CrazyEightsGame:
         drawn = get("drawn")
         game.drawn = -1 if drawn is None else cards("drawn", [drawn])[0]
         game.turns = integer("turns", 0, MAX_TURNS_LIMIT)
+        voids = get("voids")
+        if not isinstance(voids, list) or len(voids) != n or \
+                any(isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 16 for v in voids):  # fmt: skip
+            raise ValueError(f"game field 'voids' must be a list of {n} ints in 0..15, got {voids!r:.80}")
+        game.voids = voids[:]
         game.over = flag("over")
         game.truncated = flag("truncated")
         game.winner = integer("winner", -1, n - 1)

@@ -10,7 +10,7 @@ Constructor             ``env(num_players=4, episode="deal", max_turns=300,
                         render_mode=None, illegal_action="raise")``
 Agents                  ``player_0`` .. ``player_{N-1}`` (seat i, clockwise), N = 2..4
 Actions                 ``Discrete(58)``
-Observation             ``Box(0, 1, (164 + N,), float32)`` + ``action_mask``
+Observation             ``Box(0, 1, (164 + 5N,), float32)`` + ``action_mask``
 Reset options           ``dealer`` (default 0), ``deck`` (52 codes, top card
                         first) or ``decks`` (a list: the first deck is dealt)
 ======================  =====================================================
@@ -61,6 +61,12 @@ indices            name           content
                                   stock rebuild)
 163                stock_size     stock cards / 52
 164 .. 164+N-1     hand_sizes     hand sizes by relative seat / 52
+164+N .. 164+5N-1  voids          by relative seat, 4 suit flags (C D H S):
+                                  the suits in force at the seat's turns
+                                  where it could not play (it drew, or
+                                  passed with nothing to draw) since it last
+                                  kept a drawn card (a pass after a draw
+                                  keeps it: then only that turn's suit)
 =================  =============  ===========================================
 
 Rewards (episode ``"deal"``, the only kind: a game of this package is one deal): +1 to the

@@ -28,18 +28,22 @@ def observation_parts(num_players: int) -> list[tuple[str, int]]:
         ("pile", NUM_CARDS),  # 1 per card under the top (since the last stock rebuild)
         ("stock_size", 1),  # cards in the stock / 52
         ("hand_sizes", num_players),  # by relative seat / 52
+        # by relative seat, 4 suit flags: the suits in force at the seat's turns where it could not play (it
+        # drew, or passed with nothing to draw) since it last kept a drawn card (a pass after a draw keeps it:
+        # then only that turn's suit is set); a public record of what the seat lacked
+        ("voids", 4 * num_players),
     ]
 
 
 def observation_size(num_players: int) -> int:
-    return FIXED_SIZE + num_players
+    return FIXED_SIZE + 5 * num_players
 
 
 def decode_observation(vec: np.ndarray) -> dict[str, np.ndarray]:
     """Split an observation vector into its named parts (the player count follows from its length)."""
     vec = np.asarray(vec)
-    n = len(vec) - FIXED_SIZE
-    if not MIN_PLAYERS <= n <= MAX_PLAYERS:
+    n, rest = divmod(len(vec) - FIXED_SIZE, 5)
+    if rest or not MIN_PLAYERS <= n <= MAX_PLAYERS:
         raise ValueError(f"not a Crazy Eights observation: length {len(vec)}")
     parts, start = {}, 0
     for name, size in observation_parts(n):
@@ -55,9 +59,9 @@ def _orders(num_players: int) -> tuple[tuple[int, ...], ...]:
 
 
 def observe(game: CrazyEightsGame, seat: int) -> np.ndarray:
-    """The view of ``seat`` (float32, ``FIXED_SIZE + num_players`` entries)."""
+    """The view of ``seat`` (float32, ``FIXED_SIZE + 5 * num_players`` entries)."""
     n = game.num_players
-    v = np.zeros(FIXED_SIZE + n, np.float32)
+    v = np.zeros(FIXED_SIZE + 5 * n, np.float32)
     hand = game.hands[seat]
     v[:NUM_CARDS] = [hand >> c & 1 for c in range(NUM_CARDS)]
     v[NUM_CARDS + game.top] = 1.0
@@ -69,4 +73,7 @@ def observe(game: CrazyEightsGame, seat: int) -> np.ndarray:
     v[base + NUM_CARDS] = len(game.stock) * SCALE
     for i, other in enumerate(_orders(n)[seat]):
         v[FIXED_SIZE + i] = game.hands[other].bit_count() * SCALE
+        voids = game.voids[other]
+        for suit in range(4):
+            v[FIXED_SIZE + n + 4 * i + suit] = voids >> suit & 1
     return v

@@ -3,12 +3,16 @@
 - :class:`BasicAgent` (``rules_basic``): plays a random fitting card, an 8 only when nothing else
   fits, the drawn card whenever it fits, and names the suit it holds most of.
 - :class:`StrongAgent` (``rules_strong``): scores every legal play by the hand it leaves and the
-  top it leaves the next player, the way a careful player thinks: go out when possible; keep 8s
-  (the one card that always plays) for when nothing else fits or for going out; play into the
-  suit it holds most of (switching the suit by rank to its long suit), so that it can follow next
-  turn; and when the next player is close to going out, leave a suit and rank they are unlikely to
-  hold (estimated from the cards not yet seen: not in its hand, not on the pile). It names the suit
-  it holds most of, and among equal ones the suit the others are least likely to hold.
+  top it leaves the next player: go out when possible; keep 8s (the one card that always plays)
+  for when nothing else fits or for going out; keep as many suits in hand as it can (the chance to
+  follow whatever suit comes back), then leave in force a suit it still holds; and leave the next
+  player a suit and rank they are unlikely to hold (estimated from the cards not yet seen: not in
+  its hand, not on the pile; a seat's public record of the suits it could not play on counts as
+  void in them and in 8s), the more so as their hand shrinks. It names the suit it holds most of,
+  and among equal ones the suit the next player is least likely to hold.
+
+  Measured (README of this package): which fitting card is played matters little in this game;
+  ``rules_strong`` wins slightly more often than ``rules_basic``, and both beat random clearly.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ class View:
     legal: list[int]
     unseen: list[int]  # cards not in my hand nor on the pile: in other hands or the stock
     hand_sizes: list[int]  # by relative seat
+    voids: list[int]  # by relative seat: 4-bit mask of the suits it could not play at its last such turns
 
 
 def read_view(observation: dict[str, np.ndarray], num_players: int) -> View:
@@ -52,7 +57,9 @@ def read_view(observation: dict[str, np.ndarray], num_players: int) -> View:
     seen = (parts["hand"] > 0.5) | (parts["pile"] > 0.5) | (parts["top"] > 0.5)
     return View(hand=hand, top=int(np.argmax(parts["top"])), suit=int(np.argmax(parts["suit"])),
                 phase=int(np.argmax(parts["phase"])), legal=legal, unseen=np.flatnonzero(~seen).tolist(),
-                hand_sizes=np.rint(parts["hand_sizes"] * NUM_CARDS).astype(int).tolist())
+                hand_sizes=np.rint(parts["hand_sizes"] * NUM_CARDS).astype(int).tolist(),
+                voids=[int(sum(int(f > 0.5) << s for s, f in enumerate(parts["voids"][4 * i:4 * i + 4])))
+                       for i in range(num_players)])
 
 
 def is_eight(card: int) -> bool:
@@ -68,9 +75,12 @@ def suit_counts(cards: list[int]) -> list[int]:
     return counts
 
 
-def answer_chance(suit: int, rank: int, hand_size: int, unseen: list[int]) -> float:
+def answer_chance(suit: int, rank: int, hand_size: int, unseen: list[int], voids: int = 0) -> float:
     """Chance that a hand of ``hand_size`` unseen cards holds a card that goes on ``suit``/``rank``
-    (the suit, the rank or an 8; hypergeometric over the unseen cards)."""
+    (the suit, the rank or an 8; hypergeometric over the unseen cards). ``voids``: the suits the hand is
+    taken to lack (it could not play on them), 8s too then."""
+    if voids:
+        unseen = [c for c in unseen if not (voids >> (c // NUM_RANKS) & 1 or c % NUM_RANKS == EIGHT)]
     total = len(unseen)
     fits = sum(1 for c in unseen if c // NUM_RANKS == suit or c % NUM_RANKS in (rank, EIGHT))
     size = min(hand_size, total)
@@ -110,7 +120,7 @@ class StrongAgent(Agent):
 
     name = "rules_strong"
 
-    def __init__(self, seed: int | None = None, num_players: int = 4, eight: float = 1.5, follow: float = 0.5,
+    def __init__(self, seed: int | None = None, num_players: int = 4, eight: float = 10.0, follow: float = 0.3,
                  block: float = 1.0):
         super().__init__(seed)
         self.num_players = num_players
@@ -123,10 +133,8 @@ class StrongAgent(Agent):
         if view.phase == NAME_SUIT:
             return _best({NAME_SUIT_OFFSET + s: self.suit_value(s, view.hand, view) for s in range(NUM_SUITS)},
                          self.rng)
-        # a pass (after a draw) keeps a card and leaves the top as it is
-        keep = -1.0 - self.block_penalty(view.suit, view.top % NUM_RANKS, view)
-        scores = {a: self.play_value(a, view) if a < NUM_CARDS else keep for a in view.legal}
-        return _best(scores, self.rng)
+        # after a draw: play the drawn card when it fits (a pass keeps a card for nothing)
+        return _best({a: self.play_value(a, view) if a < NUM_CARDS else -1e9 for a in view.legal}, self.rng)
 
     def play_value(self, card: int, view: View) -> float:
         """Value of playing ``card`` (an 8 with the best suit to name after it)."""
@@ -134,23 +142,26 @@ class StrongAgent(Agent):
         if not rest:
             return 100.0  # out: the deal is won
         w = self.weights
-        value = -w["eight"] if is_eight(card) else 0.0
-        if is_eight(card):
-            return value + max(self.suit_value(s, rest, view) for s in range(NUM_SUITS))
+        if is_eight(card):  # the card that always plays: kept for when nothing else does
+            return -w["eight"] + max(self.suit_value(s, rest, view) for s in range(NUM_SUITS))
         suit, rank = card // NUM_RANKS, card % NUM_RANKS
-        follows = sum(1 for c in rest if c // NUM_RANKS == suit or c % NUM_RANKS == rank and not is_eight(c))
-        return value + w["follow"] * follows - self.block_penalty(suit, rank, view)
+        plain = [c for c in rest if not is_eight(c)]
+        covered = len({c // NUM_RANKS for c in plain})  # suits still held: the chance to follow a new suit
+        follows = sum(1 for c in plain if c // NUM_RANKS == suit)  # the suit left in force, still held
+        return covered + w["follow"] * follows - self.block_penalty(suit, rank, view)
 
     def suit_value(self, suit: int, hand: list[int], view: View) -> float:
         """Value of leaving ``suit`` in force (after an 8) with ``hand`` held."""
-        follows = suit_counts(hand)[suit]
-        return self.weights["follow"] * follows - self.block_penalty(suit, EIGHT, view) + 0.01 * follows
+        # the most cards of the suit first; the next player's chance to follow it only among equal suits
+        return suit_counts(hand)[suit] - 0.1 * self.block_penalty(suit, EIGHT, view)
 
     def block_penalty(self, suit: int, rank: int, view: View) -> float:
         """The next player's chance to answer, weighted up as their hand shrinks."""
-        size = view.hand_sizes[1 % len(view.hand_sizes)]
+        follower = 1 % len(view.hand_sizes)
+        size = view.hand_sizes[follower]
         urgency = 1.0 + 2.0 / max(size, 1)
-        return self.weights["block"] * urgency * answer_chance(suit, rank, size, view.unseen) * 0.5
+        chance = answer_chance(suit, rank, size, view.unseen, view.voids[follower])
+        return self.weights["block"] * urgency * chance * 0.5
 
 
 def make_basic(seed: int | None = None, num_players: int = 4) -> BasicAgent:

@@ -66,7 +66,7 @@ def test_observation_parts_cover_the_vector():
     env = crazy_eights.env(num_players=4)
     env.reset(seed=5)
     obs = env.observe("player_1")["observation"]
-    assert len(obs) == sum(size for _, size in observation_parts(4)) == 168
+    assert len(obs) == sum(size for _, size in observation_parts(4)) == 184
     parts = decode_observation(obs)
     game = env.unwrapped.game
     assert np.flatnonzero(parts["hand"]).tolist() == game.hand_cards(1)

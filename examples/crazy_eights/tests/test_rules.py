@@ -109,7 +109,8 @@ def test_nothing_to_draw_and_no_play_is_a_pass():
     game = CrazyEightsGame.from_json({
         "num_players": 3, "max_turns": 300, "dealer": 0,
         "hands": [others[:23], spades, others[23:]], "stock_top_first": [], "pile": ["KD"], "suit": 1,
-        "phase": PLAY, "current": 1, "drawn": None, "turns": 0, "over": False, "truncated": False, "winner": -1,
+        "phase": PLAY, "current": 1, "drawn": None, "turns": 0, "voids": [0, 0, 0], "over": False,
+        "truncated": False, "winner": -1,
     }, np.random.default_rng(0))
     assert not game.can_draw() and game.legal_actions() == [PASS]
     game.step(PASS)
@@ -160,3 +161,18 @@ def test_rewards_sum_to_zero_in_every_finished_random_deal():
                               + game.stock + game.pile) == list(range(52))
             assert abs(total.sum()) < 1e-9
             assert game.truncated or total.max() in (0.0, 1.0)
+
+
+def test_voids_record_the_suits_a_seat_could_not_play():
+    game = deal([THREE[0], ["3S", "4S", "5S", "6S", "7S"], ["2H", "3H", "4H", "5H", "6H"]], "KD",
+                stock=["QD", "AC", "9C"])
+    game.voids[1] = 1 << 0  # say seat 1 lacked clubs at an earlier turn
+    game.step(DRAW)  # seat 1 cannot play on diamonds, draws QD and plays it
+    assert game.voids[1] == 1 << 0 | 1 << 1
+    game.step(C("QD"))
+    assert game.voids[1] == 1 << 0 | 1 << 1  # it played the drawn card: its hand is one that lacked both
+    game.voids[2] = 1 << 3  # say seat 2 lacked spades earlier
+    game.step(DRAW)  # seat 2: no diamond, no queen: draws AC, which does not fit, and passes
+    game.step(PASS)
+    assert game.voids[2] == 1 << 1  # it kept a card it drew: only this turn's suit stays on its record
+    assert game.voids[0] == 0
