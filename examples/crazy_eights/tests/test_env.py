@@ -22,6 +22,7 @@ from pettingzoo.test import api_test, seed_test
 from cardenvs.agents.base import RandomAgent
 from cardenvs.agents.search import ismcts_search, pimc_search
 from cardenvs.base import IllegalActionError
+from cardenvs.cards import pretty
 from cardenvs.games import GameSpec
 from cardenvs.play import parse_choice
 
@@ -264,3 +265,15 @@ def test_the_entry_point_names_the_spec():
     env = SPEC.make_env(num_players=3)
     env.reset(seed=0, options=options)
     assert env.unwrapped.game.dealer == options["dealer"]
+
+
+def test_text_render_hides_the_other_hands_from_an_observer():
+    env = crazy_eights.env(num_players=3)
+    env.reset(seed=9)
+    raw = env.unwrapped
+    hands = [" ".join(pretty(c) for c in raw.game.hand_cards(s)) for s in range(3)]
+    for observer in range(3):
+        text = raw.table_text(observer)
+        assert all((hand in text) == (seat == observer) for seat, hand in enumerate(hands))
+        assert hands[observer] in raw.observation_text(f"player_{observer}")
+    assert all(hand in raw.table_text() for hand in hands)
