@@ -58,18 +58,21 @@ def _orders(num_players: int) -> tuple[tuple[int, ...], ...]:
     return tuple(tuple((seat + i) % num_players for i in range(num_players)) for seat in range(num_players))
 
 
+def _bits(mask: int) -> np.ndarray:
+    """The 52 bits of a card mask, card 0 first."""
+    return np.unpackbits(np.frombuffer(mask.to_bytes(7, "little"), np.uint8), bitorder="little")[:NUM_CARDS]
+
+
 def observe(game: CrazyEightsGame, seat: int) -> np.ndarray:
     """The view of ``seat`` (float32, ``FIXED_SIZE + 5 * num_players`` entries)."""
     n = game.num_players
     v = np.zeros(FIXED_SIZE + 5 * n, np.float32)
-    hand = game.hands[seat]
-    v[:NUM_CARDS] = [hand >> c & 1 for c in range(NUM_CARDS)]
+    v[:NUM_CARDS] = _bits(game.hands[seat])
     v[NUM_CARDS + game.top] = 1.0
     v[2 * NUM_CARDS + game.suit] = 1.0
     v[2 * NUM_CARDS + 4 + game.phase] = 1.0
     base = 2 * NUM_CARDS + 7
-    for card in game.pile[:-1]:
-        v[base + card] = 1.0
+    v[base + np.asarray(game.pile[:-1], np.int64)] = 1.0
     v[base + NUM_CARDS] = len(game.stock) * SCALE
     for i, other in enumerate(_orders(n)[seat]):
         v[FIXED_SIZE + i] = game.hands[other].bit_count() * SCALE

@@ -15,7 +15,21 @@ from typing import Any
 
 import numpy as np
 
-from .engine import AFTER_DRAW, DECK, CrazyEightsGame, bits_to_cards, cards_to_bits
+from cardenvs.cards import NUM_RANKS, NUM_SUITS
+
+from .engine import (
+    AFTER_DRAW,
+    DECK,
+    EIGHT,
+    EIGHTS,
+    NAME_SUIT,
+    NAME_SUIT_OFFSET,
+    NUM_CARDS,
+    SUIT_MASKS,
+    CrazyEightsGame,
+    bits_to_cards,
+    cards_to_bits,
+)
 
 ROLLOUT_TURNS = 200  # a world's play-out stops (truncated, every reward 0) this many turns on
 
@@ -74,7 +88,7 @@ class CrazyEightsRules:
     """The search rules: views, worlds that end with the deal (within a turn cap), win/lose rewards."""
 
     game = "crazy_eights"
-    rollouts = ("random",)  # engine-level playouts, by name: the method ``<name>_rollout``
+    rollouts = ("random", "basic")  # engine-level playouts, by name: the method ``<name>_rollout``
 
     def view(self, game: CrazyEightsGame, seat: int, memory: Any = None) -> View:
         return public_view(game, seat)
@@ -103,6 +117,22 @@ class CrazyEightsRules:
         while not world.is_over():
             actions = world.legal_actions()
             world.step(actions[int(random_value() * len(actions))])
+
+    @staticmethod
+    def basic_rollout(world: CrazyEightsGame, rng: random.Random) -> None:
+        """Every seat plays as ``rules_basic`` does, on the engine: a random fitting card, an 8 only when
+        nothing else fits, the drawn card whenever it fits, the suit it holds most of named."""
+        random_value = rng.random
+        while not world.is_over():
+            actions = world.legal_actions()
+            if world.phase == NAME_SUIT:
+                hand = world.hands[world.current] & ~EIGHTS
+                counts = [(hand & SUIT_MASKS[s]).bit_count() for s in range(NUM_SUITS)]
+                world.step(NAME_SUIT_OFFSET + counts.index(max(counts)))
+                continue
+            plain = [a for a in actions if a < NUM_CARDS and a % NUM_RANKS != EIGHT]
+            choice = plain or [a for a in actions if a < NUM_CARDS] or actions
+            world.step(choice[int(random_value() * len(choice))])
 
     @staticmethod
     def shuffled_stock(world: CrazyEightsGame, rng: random.Random) -> CrazyEightsGame:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cardenvs.cards import CODES, SUIT_SYMBOLS
+from cardenvs.cards import CODES, SUITS
 
 from .engine import AFTER_DRAW, PHASE_NAMES, SUIT_NAMES, CrazyEightsGame, result_text
 
@@ -34,6 +34,6 @@ def table_view(game: CrazyEightsGame, observer: int | None = None) -> dict[str, 
         "result": result_text(game) if game.over else None,
         "seats": seats,
         "center": [CODES[game.top]],
-        "facts": [f"suit in force: {SUIT_SYMBOLS[game.suit]} {SUIT_NAMES[game.suit]}",
+        "facts": [f"suit in force: {SUIT_NAMES[game.suit]} ({SUITS[game.suit]})",
                   f"stock: {len(game.stock)} cards", f"under the top card: {len(game.pile) - 1} cards"],
     }

@@ -166,8 +166,10 @@ def test_search_picks_legal_moves_through_cardenvs_search():
             continue
         view = rules.view(game, game.current)
         legal = game.legal_actions()
-        action, means = pimc_search(rules, view, legal, random.Random(seed), rules.random_rollout, 60, 4)
-        assert action in legal and set(means) <= set(legal)
+        for name in rules.rollouts:
+            rollout = getattr(rules, f"{name}_rollout")
+            action, means = pimc_search(rules, view, legal, random.Random(seed), rollout, 60, 4)
+            assert action in legal and set(means) <= set(legal)
         action, visits = ismcts_search(rules, view, legal, random.Random(seed), rules.random_rollout, 60)
         assert action in legal
         world = rules.shuffled_stock(rules.horizon(game.clone()), random.Random(seed))
