@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from importlib import import_module
 from importlib.metadata import entry_points
 
 import numpy as np
@@ -261,8 +262,9 @@ def test_the_entry_point_names_the_spec():
     assert SPEC.env_module_object() is crazy_eights
     for role in SPEC.parts:
         assert SPEC.part(role) is not None
-    for name in SPEC.agents:
-        assert SPEC.agent_factory(name)(seed=0, num_players=3).act  # every agent builds
+    for factory in SPEC.agents.values():  # every agent of the game builds
+        module, _, attr = factory.partition(":")
+        assert getattr(import_module(module), attr)(seed=0, num_players=3).act
     options = SPEC.random_options(np.random.default_rng(0), "deal", 3)
     env = SPEC.make_env(num_players=3)
     env.reset(seed=0, options=options)
