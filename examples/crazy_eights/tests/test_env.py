@@ -281,3 +281,18 @@ def test_text_render_hides_the_other_hands_from_an_observer():
         assert all((hand in text) == (seat == observer) for seat, hand in enumerate(hands))
         assert hands[observer] in raw.observation_text(f"player_{observer}")
     assert all(hand in raw.table_text() for hand in hands)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_every_sampled_world_looks_the_same_to_the_seat(seed):
+    """A world sampled from a seat's information set gives that seat the same observation, mask and view."""
+    game = random_game(2 + seed % 3, seed, 2 * seed)
+    if game.is_over():
+        return
+    rules, seat = CrazyEightsRules(), game.current
+    view = rules.view(game, seat)
+    for i in range(5):
+        world = rules.sample(view, random.Random(i))
+        assert np.array_equal(world.observe(seat), game.observe(seat))
+        assert np.array_equal(world.legal_mask(), game.legal_mask())
+        assert table_view(world, seat) == table_view(game, seat)
