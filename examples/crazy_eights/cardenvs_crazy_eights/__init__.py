@@ -1,8 +1,12 @@
 """Crazy Eights for cardenvs: an example game shipped as a plugin package (entry point group ``cardenvs.games``).
 
 ``from cardenvs_crazy_eights import env`` then ``env.env(num_players=4)``; the rules are in
-:mod:`cardenvs_crazy_eights.env`. Importing this package stays light: the env, agents and apps
-parts are imported by cardenvs when it needs them (see :mod:`cardenvs_crazy_eights.spec`).
+:mod:`cardenvs_crazy_eights.env`. cardenvs imports the env, agents and apps parts when it needs them
+(see :mod:`cardenvs_crazy_eights.spec`).
 """
+
+# cardenvs first: ``import cardenvs`` reads the games table, plugins included, so it must not begin halfway
+# through this package's spec module (the table would find that module without its SPEC and skip the game)
+import cardenvs  # noqa: F401
 
 __version__ = "0.1.0"
