@@ -16,6 +16,7 @@ from cardenvs_crazy_eights.engine import (
 )
 
 from cardenvs.cards import parse_card
+from cardenvs.core import Game
 
 C = parse_card
 HEARTS = 2
@@ -31,6 +32,7 @@ THREE = [["2C", "3C", "4C", "5C", "6C"], ["2D", "3D", "4D", "5D", "6D"], ["2H", 
 
 def test_deal_sizes_order_and_first_player():
     game = CrazyEightsGame.new(2, np.random.default_rng(0))
+    assert isinstance(game, Game)  # cardenvs's game API
     assert [game.hand_size(s) for s in range(2)] == [7, 7] and len(game.stock) == 52 - 15
     deck = [C(c) for c in arrange_deck(THREE, "KS", ["QS"], dealer=1)]
     game = CrazyEightsGame.new(3, np.random.default_rng(0), dealer=1, deck=deck)
