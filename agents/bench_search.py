@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from cardenvs.games import game_spec
+from cardenvs.games import GAMES, game_spec
 
 from .registry import make_agent
 
@@ -60,14 +60,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, nargs="+", default=[100, 1000])
     parser.add_argument("--decisions", type=int, default=30)
-    parser.add_argument("--games", nargs="+", default=["ring_rang", "rang"])
+    parser.add_argument("--games", nargs="+", default=None, help="default: every game with search rules")
     parser.add_argument(
         "--agents", nargs="+", default=["pimc", "ismcts"], help="search specs, e.g. pimc:rollout=rules_basic"
     )
     args = parser.parse_args(argv)
     width = max(8, *(len(name) for name in args.agents))
     print(f"{'game':<10} {'agent':<{width}} {'iterations':>10} {'decisions/s':>12} {'ms/decision':>12}")
-    for game in args.games:
+    games = args.games or [name for name, spec in GAMES.items() if spec.has_part("search")]
+    for game in games:
         for name in args.agents:
             for iterations in args.iterations:
                 spec = f"{name}{',' if ':' in name else ':'}iterations={iterations}"

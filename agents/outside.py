@@ -10,7 +10,7 @@ The registry (:mod:`cardenvs.agents.registry`) resolves a spec to one of these f
 ``attr`` (or the entry point's object) is one of:
 
 - a *factory* (a class or a function) called with the spec's parameters and those of the keywords ``seed``
-  (int or None), ``game`` (``"ring_rang"`` or ``"rang"``) and ``num_players`` that it names (all of them if
+  (int or None), ``game`` (a game name, ``"ring_rang"``) and ``num_players`` that it names (all of them if
   it takes ``**kwargs``); it returns an :class:`~cardenvs.agents.base.Agent`, any object with
   ``act(observation) -> int``, or a function ``observation -> int``;
 - a *policy function* ``observation -> int``: a function with exactly one parameter without a default,

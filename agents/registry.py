@@ -135,7 +135,7 @@ def check_spec(spec: str, game: str) -> None:
 
 
 def make_agent(spec: str, game: str, seed: int | None = None, **env_info: Any) -> Agent:
-    """Build the agent a spec names, for ``game`` (``"ring_rang"`` or ``"rang"``).
+    """Build the agent a spec names, for ``game`` (a name of the games table: ``"ring_rang"``).
 
     ``env_info``: what the env was built with (``num_players=4``, ``episode="round"``, ...); every agent
     takes it, and gets the settings that change how it plays (the seat count where it varies).

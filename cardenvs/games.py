@@ -16,6 +16,7 @@ is one warning, and the other games stay usable.
 from __future__ import annotations
 
 import importlib.resources
+import sys
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -227,10 +228,21 @@ def _builtin_specs() -> list[GameSpec]:
     return specs
 
 
-def _plugin_specs(taken: set[str]) -> list[GameSpec]:
-    """The specs installed packages publish (entry points of :data:`ENTRY_POINT_GROUP`)."""
-    specs = []
+def _importing(module: str) -> bool:
+    """Whether ``module`` is being imported right now (its code has not finished running)."""
+    spec = getattr(sys.modules.get(module), "__spec__", None)
+    return bool(getattr(spec, "_initializing", False))
+
+
+def _plugin_specs(taken: set[str]) -> tuple[list[GameSpec], bool]:
+    """The specs installed packages publish (entry points of :data:`ENTRY_POINT_GROUP`), and whether one was
+    left for later: a plugin whose spec module is being imported at this moment (it imported cardenvs, whose
+    ``import`` reads the table) is read on a later look, not dropped."""
+    specs, deferred = [], False
     for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
+        if _importing(point.module):
+            deferred = True
+            continue
         try:
             spec = point.load()
             spec = getattr(spec, "SPEC", spec)
@@ -242,7 +254,7 @@ def _plugin_specs(taken: set[str]) -> list[GameSpec]:
             continue
         taken.update(spellings(spec))
         specs.append(spec)
-    return specs
+    return specs, deferred
 
 
 def check_spec(spec: GameSpec, taken: set[str] = frozenset()) -> None:
@@ -275,8 +287,12 @@ class _GameTable(Mapping[str, GameSpec]):
         if self._specs is None:
             builtins = _builtin_specs()
             taken = {spelling for spec in builtins for spelling in spellings(spec)}
-            specs = sorted((*builtins, *_plugin_specs(taken)), key=lambda spec: (spec.order, spec.name))
-            self._specs = {spec.name: spec for spec in specs}
+            plugins, deferred = _plugin_specs(taken)
+            specs = sorted((*builtins, *plugins), key=lambda spec: (spec.order, spec.name))
+            table = {spec.name: spec for spec in specs}
+            if deferred:  # complete on a later look, once that plugin's module has finished importing
+                return table
+            self._specs = table
         return self._specs
 
     def __getitem__(self, name: str) -> GameSpec:

@@ -11,4 +11,4 @@ python -m pip install -q "torch==2.13.0"   # the CPU build where the index serve
 python -m pip install -q -e ".[train,dev]"
 # the example plugin game (examples/crazy_eights): tests/test_conformance.py runs it through every feature
 python -m pip install -q --no-deps -e examples/crazy_eights
-python -m pytest -q -n 2 -m "not slow" "$@"
+python -m pytest -q -n 2 -m "not slow" tests examples/crazy_eights/tests "$@"

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from games import PROTOCOL_GAMES
 
 from cardenvs.agents.base import Agent
 from cardenvs.agents.policy import trained_path
 from cardenvs.agents.registry import available_agents, gauntlet_agents
-from cardenvs.games import GAME_NAMES
 from cardenvs.train import benchmark
 from cardenvs.train.benchmark import BenchmarkSettings, load_protocol, run_benchmark, write_scorecard
 from cardenvs.train.stats import ELO, fit_ladder, place_on_ladder
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CHEAP = ["random", "rules_basic"]
 
 
-@pytest.mark.parametrize("game", GAME_NAMES)
+@pytest.mark.parametrize("game", PROTOCOL_GAMES)
 def test_each_game_has_a_complete_pinned_protocol_and_its_ladder(game):
     protocol = load_protocol(game)
     assert protocol.name == f"{game}-v1" and protocol.game == game
@@ -67,7 +67,7 @@ class FirstLegal(Agent):
         return int(np.flatnonzero(observation["action_mask"])[0])
 
 
-@pytest.mark.parametrize("game", GAME_NAMES)
+@pytest.mark.parametrize("game", PROTOCOL_GAMES)
 def test_the_same_agent_gives_the_same_scorecard_byte_for_byte(game, tmp_path):
     settings = BenchmarkSettings(deals=2, opponents=CHEAP, progress=False)
     first = run_benchmark("rules_strong", game, settings)

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from games import ALL_GAMES
 from test_search import rang_env, ring_rang_env, swapped_rang, swapped_ring_rang
 
 from cardenvs.agents.bot_process import PROTOCOL_VERSION, ProcessBot, make_exec_bot
@@ -156,7 +157,7 @@ RECORDER = LOOP.replace("for line in sys.stdin:", "for line in sys.stdin:\n    o
                                                   ".write(line)") + "    print(message['legal'][0], flush=True)\n"
 
 
-@pytest.mark.parametrize("game", ["ring_rang", "rang"])
+@pytest.mark.parametrize("game", ALL_GAMES)
 @pytest.mark.parametrize("seed, steps", [(1, 9), (2, 21), (3, 30)])
 def test_a_bot_never_receives_another_seats_hidden_cards(tmp_path, monkeypatch, game, seed, steps):
     """Swap cards the seat to act cannot see: every byte the bot receives stays the same; and no seed is sent."""
@@ -197,7 +198,7 @@ def test_the_example_bots_play_both_games(example):
     if example.endswith(".js") and shutil.which("node") is None:
         pytest.skip("node is not installed")
     spec = f"exec:path={EXAMPLES / example}"
-    for game in ("ring_rang", "rang"):
+    for game in ALL_GAMES:
         result = evaluate_agents([spec, "random"], game=game, deals=3, workers=2)
         assert _row(result, spec)["forfeits"] == 0
         again = evaluate_agents([spec, "random"], game=game, deals=3)

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from games import BUILTIN_GAMES
 
 from cardenvs import rang_v0, ring_rang_v0
 from cardenvs.cards import parse_card, pretty
@@ -118,7 +119,7 @@ def _record(tmp_path, game: str = "ring_rang") -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("game", ["ring_rang", "rang"])
+@pytest.mark.parametrize("game", BUILTIN_GAMES)  # _record knows the built-ins
 def test_replay_for_one_observer_hides_the_other_hands_in_the_terminal(tmp_path, capsys, game):
     """Item 11: --observer hides the other hands in the terminal as the PNG/HTML do; player_0 is accepted."""
     from cardenvs.replay import main as replay_main

@@ -337,3 +337,13 @@ def test_a_tiny_training_run_exports_a_policy_that_plays(game, tmp_path):
     else:
         assert run.returncode == 2 and "has no batched engine" in run.stderr
         assert len(run.stderr.strip().splitlines()) == 1
+
+
+def test_a_plugin_spec_imported_before_cardenvs_is_still_listed():
+    """``from plugin.spec import SPEC`` first: cardenvs's import reads the table while that module is half-run;
+    the plugin must be listed once it has finished, not dropped with a warning."""
+    code = ("from cardenvs_crazy_eights.spec import SPEC\nfrom cardenvs.games import GAMES\n"
+            "assert 'crazy_eights' in GAMES and GAMES['crazy_eights'] == SPEC, list(GAMES)\n")
+    run = subprocess.run([sys.executable, "-W", "error::UserWarning", "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]

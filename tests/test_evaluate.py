@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from games import ALL_GAMES
 
 from cardenvs.train.evaluate import EvalConfig, arrangements, deal_options, evaluate, format_table, load_config, main
 
@@ -48,7 +49,7 @@ def test_deals_are_a_function_of_seed_and_index():
     assert len(deal_options(rang, 0)["deck"]) == 108
 
 
-@pytest.mark.parametrize("game", ["ring_rang", "rang"])
+@pytest.mark.parametrize("game", ALL_GAMES)
 def test_random_vs_random_is_even_and_reproducible(game, tmp_path):
     config = EvalConfig(game=game, agents=["random", "random"], deals=40, progress=False, out=str(tmp_path))
     first = evaluate(config)

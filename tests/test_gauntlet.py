@@ -5,9 +5,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from games import BUILTIN_GAMES
+from games import GAUNTLET_GAMES as GAMES
 
 from cardenvs.agents.registry import gauntlet_agents
-from cardenvs.games import GAME_NAMES as GAMES
 from cardenvs.train.evaluate import EvalConfig, main, run_gauntlet
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,7 +85,7 @@ def _script(name: str):
     return module
 
 
-@pytest.mark.parametrize("game", ["ring_rang", "rang"])
+@pytest.mark.parametrize("game", BUILTIN_GAMES)
 def test_distill_rounds_reads_every_stage_from_the_kept_outputs(game):
     """Every stage's folders are kept; a match against the search reads the policy's row, not the search's."""
     script = _script("distill_rounds")

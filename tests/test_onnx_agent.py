@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from games import BUILTIN_GAMES
 
 pytest.importorskip("onnxruntime")
 torch = pytest.importorskip("torch")
@@ -40,13 +41,13 @@ def export(net: torch.nn.Module, size: int, path) -> str:
 def exported(tmp_path_factory):
     folder = tmp_path_factory.mktemp("onnx")
     files = {}
-    for game in ("ring_rang", "rang"):
+    for game in BUILTIN_GAMES:
         size = game_spec(game).make_raw_env(num_players=4).observation_size
         files[game] = export(shipped_as_torch(game), size, folder / f"{game}.onnx")
     return files
 
 
-@pytest.mark.parametrize("game", ["ring_rang", "rang"])
+@pytest.mark.parametrize("game", BUILTIN_GAMES)
 def test_an_exported_torch_policy_plays_as_the_shipped_one(exported, game):
     onnx = make_agent(f"onnx:path={exported[game]}", game, seed=0, **game_spec(game).env_info(4))
     trained = make_agent("trained", game, seed=0, **game_spec(game).env_info(4))

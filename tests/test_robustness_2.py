@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+from games import ALL_GAMES
 
 from cardenvs import rang_v0, ring_rang_v0
 from cardenvs.base import IllegalActionError
@@ -259,7 +260,7 @@ def _gym_state(env) -> tuple:
 
 
 @pytest.mark.parametrize("mode", ["raise", "terminate"])
-@pytest.mark.parametrize("game", ["ring_rang", "rang"])
+@pytest.mark.parametrize("game", ALL_GAMES)
 def test_gym_malformed_and_aliasing_actions_are_value_errors_that_change_nothing(game, mode):
     env = _gym(game, illegal_action=mode)
     env.reset(seed=3)
@@ -298,7 +299,7 @@ def test_gym_negative_alias_does_not_bank_the_reward():
 
 @pytest.mark.parametrize("seat", [-1, 4, 9, 1.0, True, "1", None])
 def test_gym_learner_seat_is_checked(seat):
-    for game in ("ring_rang", "rang"):
+    for game in ALL_GAMES:
         env = _gym(game)
         with pytest.raises(ValueError, match="learner_seat"):
             env.reset(seed=1, options={"learner_seat": seat})
@@ -375,7 +376,7 @@ def test_policy_with_nan_weights_is_refused_at_load(tmp_path, poison):
 
 
 # ----------------------------------------------------------------- the fuzzer's new parts, briefly
-@pytest.mark.parametrize("game", ["ring_rang", "rang"])
+@pytest.mark.parametrize("game", ALL_GAMES)
 def test_fuzz_restore_terminate_and_gym(game):
     import random
 

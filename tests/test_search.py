@@ -7,6 +7,7 @@ import random
 
 import numpy as np
 import pytest
+from games import BUILTIN_GAMES
 
 from cardenvs import rang_v0, ring_rang_v0
 from cardenvs.agents.registry import make_agent
@@ -131,7 +132,7 @@ def test_rang_no_peeking(spec, seed, steps):
     assert choices[0] == choices[1]
 
 
-@pytest.mark.parametrize("game", ["ring_rang", "rang"])
+@pytest.mark.parametrize("game", BUILTIN_GAMES)
 @pytest.mark.parametrize("spec", [*SPECS, "oracle:iterations=30"])  # the oracle reads the true state: same promise
 def test_search_leaves_the_live_game_unchanged_and_is_reproducible(game, spec):
     extra = {"num_players": 4} if game == "rang" else {}
@@ -176,7 +177,7 @@ def test_search_agent_needs_the_env_and_checks_parameters():
             make_agent(bad, "ring_rang", seed=0)
 
 
-@pytest.mark.parametrize("game", ["ring_rang", "rang"])
+@pytest.mark.parametrize("game", BUILTIN_GAMES)
 def test_harness_plays_search_agents(game):
     config = EvalConfig(game=game, agents=["ismcts:iterations=5", "pimc:iterations=8,worlds=2"], deals=2,
                         progress=False)

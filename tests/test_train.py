@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from games import BUILTIN_GAMES
 
 pytest.importorskip("sb3_contrib")
 
@@ -72,7 +73,7 @@ def policy_arrays(path: Path) -> dict[str, np.ndarray]:
         return {k: data[k] for k in data.files}
 
 
-@pytest.mark.parametrize("game", ["ring_rang", "rang"])
+@pytest.mark.parametrize("game", BUILTIN_GAMES)
 @pytest.mark.slow
 def test_tiny_run_trains_evaluates_checkpoints_and_exports(tmp_path, game):
     export = tmp_path / "shipped" / "policy.npz"
@@ -219,7 +220,7 @@ def test_changing_a_fixed_field_on_resume_is_refused(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("game", ["ring_rang", "rang"])
+@pytest.mark.parametrize("game", BUILTIN_GAMES)
 def test_quick_config_end_to_end(tmp_path, game):
     config = yaml.safe_load((ROOT / "configs" / f"quick_{game}.yaml").read_text())
     config["run_dir"] = str(tmp_path / "quick")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from games import ALL_GAMES
 
 pytest.importorskip("gymnasium")
 
@@ -129,7 +130,7 @@ def test_ring_rang_learner_plays_both_seats_of_its_team():
     assert acting == {f"player_{s}", f"player_{(s + 2) % 4}"}
 
 
-@pytest.mark.parametrize("game", ["ring_rang", "rang"])
+@pytest.mark.parametrize("game", ALL_GAMES)
 def test_observation_and_mask_match_the_env(game):
     env = SelfPlayEnv(game, OpponentPool(game, {"random": 1.0}), seed=5)
     obs, info = env.reset()

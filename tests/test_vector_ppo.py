@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 import torch
 import yaml
+from games import VECTOR_GAMES
 
 from cardenvs.agents.policy import PolicyAgent, load_policy
 from cardenvs.train.config_files import config_from_dict
@@ -36,7 +37,7 @@ from cardenvs.train.vector_ppo import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-GAMES = ["ring_rang", "rang"]
+GAMES = VECTOR_GAMES
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

@@ -44,7 +44,7 @@ from torch import nn
 
 from cardenvs.agents.policy import layer_names, load_policy, policy_arrays, policy_layers, save_policy
 from cardenvs.agents.registry import make_agent
-from cardenvs.games import game_spec
+from cardenvs.games import default_game, game_spec
 from cardenvs.train.config_files import check_game_config, check_network, check_ppo
 from cardenvs.train.runs import (
     CURVE_FIELDS,
@@ -72,7 +72,7 @@ LEAGUE_ENTRIES = ("self", "snapshots", "random")
 class VectorPPOConfig:
     """Everything a run depends on (the schema of configs/vector_*.yaml)."""
 
-    game: str = "ring_rang"  # "ring_rang" or "rang"
+    game: str = field(default_factory=default_game)  # any game of the table with a batched engine
     run_dir: str = "runs/vector_ring_rang"  # checkpoints, TensorBoard logs, curve.csv, policy.npz, ...
     seed: int = 0  # seeds torch (weights, sampling, draws) and the env: a run replays exactly
     total_steps: int = 1_000_000  # learner decisions to train for

@@ -5,8 +5,4 @@
 (see :mod:`cardenvs_crazy_eights.spec`).
 """
 
-# cardenvs first: ``import cardenvs`` reads the games table, plugins included, so it must not begin halfway
-# through this package's spec module (the table would find that module without its SPEC and skip the game)
-import cardenvs  # noqa: F401
-
 __version__ = "0.1.0"
