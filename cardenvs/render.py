@@ -37,6 +37,7 @@ from cardenvs.games import game_spec
 __all__ = ["env_view", "draw_view", "draw_generic", "html_page", "card_label", "table_css", "table_js"]
 
 SUIT_SYMBOLS = "\u2663\u2666\u2665\u2660"
+_SUIT_LETTERS = str.maketrans(dict(zip(SUIT_SYMBOLS, SUITS, strict=True)))
 
 
 def card_label(code: str) -> tuple[str, int]:
@@ -89,6 +90,9 @@ class Painter:
         self.glyphs = _has_suit_glyphs(Image, ImageDraw, self.font)
 
     def text(self, xy: tuple[float, float], text: str, fill=WHITE, big: bool = False) -> None:
+        """``text`` at ``xy``; a suit symbol the font cannot draw is written as its letter (C, D, H, S)."""
+        if not self.glyphs:
+            text = text.translate(_SUIT_LETTERS)
         self.draw.text(xy, text, fill=fill, font=self.big if big else self.font)
 
     def suit(self, suit: int, cx: float, cy: float, size: float, fill) -> None:

@@ -43,6 +43,7 @@ SPEC = GameSpec(
         "rules_basic": f"{PACKAGE}.rules:make_basic",
         "rules_strong": f"{PACKAGE}.rules:make_strong",
     },
+    protocols=f"{PACKAGE}.protocols",  # cardenvs benchmark --game crazy_eights
     parts={
         "view": f"{PACKAGE}.view:table_view",
         "text": f"{PACKAGE}.text:Text",
