@@ -1,7 +1,8 @@
-"""Search agents for imperfect information: determinized Monte Carlo (PIMC) and ISMCTS, for both games.
+"""Search agents for imperfect information: determinized Monte Carlo (PIMC) and ISMCTS, for every game with
+search rules (its spec's ``search`` part, ``cardenvs/<game>/search.py``).
 
 Both work from the acting seat's information set only: a public view of the live
-game (:mod:`cardenvs.agents.sampling`) from which hidden cards are sampled into
+game (the game's search rules) from which hidden cards are sampled into
 *worlds* (determinizations), engine clones that the search plays out. The live
 game is never changed and hidden cards are never read.
 

@@ -8,13 +8,15 @@ single-agent env under its ``gym_id`` (``gymnasium.make("cardenvs/RingRang-v0")`
 """
 
 from importlib import import_module
+from importlib.resources import files
 from types import ModuleType
 
 from .games import GAMES
 
 __version__ = "0.1.0"
-# the public env modules of the built-in games (cardenvs/<env name>.py), from the table
-__all__ = [spec.env_name for spec in GAMES.values() if spec.builtin]
+# the public env names of the built-in games that have one (cardenvs/<env name>.py), from the table
+__all__ = [spec.env_name for spec in GAMES.values()
+           if spec.builtin and (files(__name__) / f"{spec.env_name}.py").is_file()]
 
 
 def __getattr__(name: str) -> ModuleType:

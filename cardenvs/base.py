@@ -92,6 +92,11 @@ class CardGameEnv(AECEnv):
         gives nothing away."""
         return self._render_text(self._seat_of(observer))
 
+    def observation_text(self, agent: str) -> str:
+        """What ``agent`` may know, as text (bots over the JSON-line protocol get it with every decision): the
+        table as that seat sees it, unless the game words its own."""
+        return self.table_text(agent)
+
     def _seat_of(self, who: int | str | None) -> int | None:
         """A seat given as its number or its agent's name; a ValueError naming both forms otherwise."""
         if who is None:

@@ -70,7 +70,7 @@ class Game(Protocol):
         ...
 
     def to_json(self) -> dict[str, Any]:
-        """The whole state as JSON data; ``type(game).from_json(data, rng)`` restores it."""
+        """The whole state as JSON data; ``type(game).from_json(data)`` restores it."""
         ...
 
 

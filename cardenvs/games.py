@@ -36,7 +36,7 @@ PART_ROLES = {
     "view": "table_view(game, observer) -> dict: what the table shows (JSON-ready; required)",
     "text": "Text(raw_env, seat, color) class: the table as text for `cardenvs play` and `serve` (required)",
     "painter": "draw(view) -> HxWx3 uint8 array (optional: the generic painter otherwise)",
-    "html": "a JS function expression `function(v){...}` returning the view's HTML (optional: generic)",
+    "html": '{"css": str, "js": "function(v){...}"}: the view as HTML for replay pages and serve (optional: generic)',
     "faces": "faces(game, seat, action, label) -> (cards, suit, text) of a move's button (optional)",
     "search": "the search rules class (view/new_memory/sample/horizon/rewards/rollouts) of PIMC, ISMCTS, "
               "oracle (optional)",

@@ -26,7 +26,6 @@ from cardenvs.cards import CODES, JOKER, SUIT_SYMBOLS, SUITS, pretty
 from cardenvs.games import episodes_help, game_spec, games_help, players_help
 
 SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
-RELATIVE = ("you", "left", "partner", "right")  # RING RANG seats seen from the human
 DEFAULT_OPPONENT = "rules_strong"
 
 
@@ -100,10 +99,6 @@ def parse_choice(text: str, choices: Sequence[Choice], rank_q: bool = False) -> 
         if lowered in choice.keys:
             return choice.action
     raise ValueError(f"{typed!r} is not a legal move now; type a number {numbers} or a move shown above")
-
-
-class NotLegalNow(ValueError):
-    """The human named a real move (a card, a rank) that the rules do not allow now; the message says why."""
 
 
 def choices_text(choices: Sequence[Choice]) -> str:

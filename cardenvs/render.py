@@ -169,15 +169,6 @@ def _has_suit_glyphs(Image: Any, ImageDraw: Any, font: Any) -> bool:
         return False
 
 
-def seat_label(seat: dict[str, Any], extra: str = "") -> str:
-    label = seat["name"]
-    if seat.get("role"):
-        label += f" ({seat['role']})"
-    if seat.get("knocks"):
-        label += " knocked " + " ".join(seat["knocks"])
-    return label + extra
-
-
 def draw_generic(view: dict[str, Any]) -> np.ndarray:
     """Paint any view of the base schema: title, phase and result, the facts, the cards on the table, and a
     row per seat (its cards, face down where hidden). The painter of a game that declares none."""

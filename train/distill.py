@@ -96,7 +96,8 @@ class DistillConfig:
         if self.net_arch:
             check_network(self)
         if self.augment and "symmetries" not in spec.parts:
-            raise ValueError(f"augment: {spec.title} lists no symmetries (cardenvs/games.py); set augment: false")
+            raise ValueError(f"augment: {spec.title} declares no symmetries (no 'symmetries' part in its spec); "
+                             "set augment: false")
         if self.keep not in ("last", "best"):
             raise ValueError(f"keep: expected 'last' or 'best', got {self.keep!r}")
         if not self.temperature > 0:

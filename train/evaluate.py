@@ -116,6 +116,9 @@ class EvalConfig:
         if self.gauntlet and len(self.agents) != 1:
             raise ValueError(f"gauntlet: expected one candidate agent (the gauntlet are its opponents), "
                              f"got {self.agents!r}")
+        if self.gauntlet and not game_spec(self.game).gauntlet:
+            raise ValueError(f"gauntlet: {game_spec(self.game).title} has no gauntlet (its spec declares no "
+                             "gauntlet_<style> agents); compare agents with --agents")
         if not isinstance(self.env_kwargs, dict):
             raise ValueError(f"env_kwargs: expected a mapping of env arguments, got {self.env_kwargs!r}")
         if build:

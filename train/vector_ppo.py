@@ -197,7 +197,8 @@ class VectorPPOConfig:
             raise ValueError(f"train_seconds, keep_every_seconds: expected >= 0 (0 = off), got "
                              f"{self.train_seconds!r}, {self.keep_every_seconds!r}")
         if self.win_bonus and (spec.partnerships or (self.episode or spec.train_episode) != spec.episodes["deal"]):
-            raise ValueError(f"win_bonus: Rang 'deal' episodes only, got game={self.game!r} episode={self.episode!r}")
+            raise ValueError(f"win_bonus: for the one-deal episodes of a game without partnerships, got "
+                             f"game={self.game!r} episode={self.episode!r}")
 
 
 # Fields that may change when a run is resumed.

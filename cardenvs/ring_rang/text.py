@@ -8,13 +8,14 @@ from typing import Any
 
 from cardenvs.cards import JOKER, SUIT_SYMBOLS, SUITS, parse_card, pretty
 from cardenvs.play import (
-    RELATIVE,
     SUIT_NAMES,
     Choice,
     card_text,
     code_keys,
     suit_text,
 )
+
+RELATIVE = ("you", "left", "partner", "right")  # the seats seen from the human
 
 
 def ring_rang_choices(game: Any, legal: Sequence[int], action_names: Sequence[str], color: bool) -> list[Choice]:

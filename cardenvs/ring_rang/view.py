@@ -9,10 +9,19 @@ from typing import Any
 import numpy as np
 
 from cardenvs.cards import CODES, SUITS
-from cardenvs.render import BLACK, CARD_BACK, CARD_FACE, CARD_H, CARD_W, GOLD, RED, WHITE, Painter, seat_label
+from cardenvs.render import BLACK, CARD_BACK, CARD_FACE, CARD_H, CARD_W, GOLD, RED, WHITE, Painter
 from cardenvs.ring_rang.engine import HONOUR_NAMES, PHASE_NAMES, bits_to_cards
 
 SEAT_NAMES = ("South", "West", "North", "East")  # seats 0..3 around the table, clockwise
+
+
+def seat_label(seat: dict[str, Any], extra: str = "") -> str:
+    label = seat["name"]
+    if seat.get("role"):
+        label += f" ({seat['role']})"
+    if seat.get("knocks"):
+        label += " knocked " + " ".join(seat["knocks"])
+    return label + extra
 
 
 def _hand_order(cards: list[int]) -> list[int]:
