@@ -309,6 +309,8 @@ def _download_record(driver: Any) -> dict:
     [
         ("ring_rang", {"episode": "round"}, ["random", "rules_basic", SEARCH]),
         ("rang", {"num_players": 3, "episode": "deal"}, ["rules_basic", SEARCH]),
+        # a plugin game, drawn by the generic table (no html part of its own): its cards are clickable too
+        ("crazy_eights", {"num_players": 3}, ["random", "rules_basic"]),
     ],
 )
 def test_whole_game_in_a_headless_browser(game_name, env_kwargs, specs, tmp_path):
