@@ -120,6 +120,10 @@ class VectorPPOConfig:
     # "env": the env's reward (RING RANG rounds: +-round points, 2 or 3 for all 13 tricks); "win_loss": +1 / -1
     # for the episode's result (the harness's win rate), given at its end. The logged returns stay the env's.
     reward: str = "env"
+    # The critic also sees the cards the other seats hold (the batched env's hidden_cards: an asymmetric
+    # actor-critic). Training only: the exported actor, the policy, sees its observation alone. The value
+    # baseline then knows whose cards win the round, so the advantages carry less card luck.
+    critic_hidden_cards: bool = False
     init_from: str = ""  # a policy.npz (same net_arch/activation) whose actor starts a fresh run (warm start)
     # policy .npz files in the league from the start, never replaced by snapshots (drawn with the "snapshots"
     # weight, like any snapshot); a best response (cardenvs exploit) plays only such a frozen policy
@@ -230,12 +234,15 @@ def head(size_in: int, size_out: int, std: float) -> nn.Linear:
 class ActorCritic(nn.Module):
     """Separate actor and critic MLPs, as SB3's ``MlpPolicy`` with ``net_arch: {pi: ..., vf: ...}``."""
 
-    def __init__(self, observation_size: int, num_actions: int, net_arch: list[int], activation: str):
+    def __init__(self, observation_size: int, num_actions: int, net_arch: list[int], activation: str,
+                 hidden_size: int = 0):
         super().__init__()
         sizes = [observation_size, *net_arch]
         self.actor_body = nn.Sequential(*mlp(sizes, activation))
         self.action = head(net_arch[-1], num_actions, 0.01)
-        self.critic = nn.Sequential(*mlp(sizes, activation), head(net_arch[-1], 1, 1.0))
+        # hidden_size > 0: the critic's input is the observation and the env's hidden cards
+        self.critic = nn.Sequential(*mlp([observation_size + hidden_size, *net_arch], activation),
+                                    head(net_arch[-1], 1, 1.0))
         self.activation = activation
         self.bf16 = False
 
@@ -244,7 +251,9 @@ class ActorCritic(nn.Module):
             logits = self.action(self.actor_body(obs))
         return logits.float().masked_fill(~mask, -1e9)
 
-    def value(self, obs: torch.Tensor) -> torch.Tensor:
+    def value(self, obs: torch.Tensor, hidden: torch.Tensor | None = None) -> torch.Tensor:
+        if hidden is not None:
+            obs = torch.cat([obs, hidden], 1)
         with torch.autocast(obs.device.type, dtype=torch.bfloat16, enabled=self.bf16):
             value = self.critic(obs)
         return value.float().squeeze(-1)
@@ -436,7 +445,8 @@ class Rollout:
     ``rewards``: what its side earned from that decision until its next one; ``terminal``: the episode
     ended before its next one; ``slot``: the decision's row in the compact tensors, -1 none), the
     decisions' ``obs``, ``mask``, ``actions``, ``log_probs`` (one row each, in (t, b) order), and per env
-    step ``earned`` (the learner side's reward) and ``done``.
+    step ``earned`` (the learner side's reward) and ``done``; ``hidden``: the decisions' hidden cards when
+    the critic sees them (else None).
     """
 
     is_decision: torch.Tensor
@@ -451,17 +461,20 @@ class Rollout:
     earned: torch.Tensor
     done: torch.Tensor
     finished_returns: list[float]
+    hidden: torch.Tensor | None = None
 
 
 def collect_rollout(env: Any, model: ActorCritic, frozen: list[FrozenActor], seating: Seating,
                     games: dict[str, torch.Tensor], generator: torch.Generator, num_steps: int,
-                    return_so_far: torch.Tensor, win_bonus: float = 0.0, win_loss: bool = False) -> Rollout:
+                    return_so_far: torch.Tensor, win_bonus: float = 0.0, win_loss: bool = False,
+                    critic_hidden_cards: bool = False) -> Rollout:
     """Step every game ``num_steps`` times: the learner and its opponents act, rewards go to the decisions.
 
     ``games`` (obs, mask, seat of the decision due in every game) is updated in place;
     ``return_so_far`` (the learner side's return in each episode in flight) too. ``win_bonus`` is added
     to the closing decision of an ended, untruncated deal where the learner scored 0 (shaping only:
-    ``earned`` and the returns stay the env's reward).
+    ``earned`` and the returns stay the env's reward). ``critic_hidden_cards``: the critic also gets the
+    env's ``hidden_cards`` of the deciding seat (kept per decision for the update).
     """
     T, B, device = num_steps, env.batch_size, env.device
     obs, mask, seat = games["obs"], games["mask"], games["seat"]
@@ -473,6 +486,7 @@ def collect_rollout(env: Any, model: ActorCritic, frozen: list[FrozenActor], sea
     earned_all = torch.zeros(T, B, device=device)
     done_all = torch.zeros(T, B, dtype=torch.bool, device=device)
     stored: dict[str, list[torch.Tensor]] = {"obs": [], "mask": [], "actions": [], "log_probs": []}
+    hidden_stored: list[torch.Tensor] = []
     last_decision = torch.full((B,), -1, dtype=torch.int64, device=device)  # t of each game's open decision
     finished_returns: list[float] = []
     decisions = 0
@@ -486,7 +500,8 @@ def collect_rollout(env: Any, model: ActorCritic, frozen: list[FrozenActor], sea
             log_probs = torch.zeros(B, device=device)
             actions[acting], log_probs[acting] = sample(model.masked_logits(obs[acting], mask[acting]), generator)
             rows = learner.nonzero().squeeze(1)
-            values[t, rows] = model.value(obs[rows])
+            hidden = env.hidden_cards(seat)[rows] if critic_hidden_cards else None
+            values[t, rows] = model.value(obs[rows], hidden)
             for index, actor in enumerate(frozen):
                 them = (~learner & (opponent == index)).nonzero().squeeze(1)
                 if len(them):
@@ -510,6 +525,8 @@ def collect_rollout(env: Any, model: ActorCritic, frozen: list[FrozenActor], sea
         decisions += len(rows)
         for name, tensor in (("obs", obs), ("mask", mask), ("actions", actions), ("log_probs", log_probs)):
             stored[name].append(tensor[rows])
+        if hidden is not None:
+            hidden_stored.append(hidden)
         last_decision[rows] = t
 
         obs, mask, step_rewards, done, info = env.step(actions)
@@ -537,7 +554,7 @@ def collect_rollout(env: Any, model: ActorCritic, frozen: list[FrozenActor], sea
             seating.draw(ended, len(frozen))  # new episodes: a new learner side and new opponents
     games.update(obs=obs, mask=mask, seat=seat)
     return Rollout(is_decision, values, rewards, terminal, slot, *(torch.cat(stored[k]) for k in stored),
-                   earned_all, done_all, finished_returns)
+                   earned_all, done_all, finished_returns, torch.cat(hidden_stored) if critic_hidden_cards else None)
 
 
 def decision_advantages(rollout: Rollout, gamma: float, gae_lambda: float) -> tuple[torch.Tensor, torch.Tensor]:
@@ -634,7 +651,8 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
     generator = torch.Generator(device=device).manual_seed(config.seed)
     env = make_vector_env(config, device)
     num_seats = env.num_players
-    model = ActorCritic(env.observation_size, env.num_actions, config.net_arch, config.activation).to(device)
+    model = ActorCritic(env.observation_size, env.num_actions, config.net_arch, config.activation,
+                        env.hidden_size if config.critic_hidden_cards else 0).to(device)
     model.bf16 = config.precision == "bf16"
     optimizer = torch.optim.Adam(model.parameters(), lr=config.learning_rate, eps=1e-5)
     league: list[Snapshot] = []
@@ -723,13 +741,14 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
                 group["lr"] = config.learning_rate * max(1.0 - used, 0.05)
         rollout_start = time.perf_counter()
         rollout = collect_rollout(env, model, frozen, seating, games, generator, config.num_steps, return_so_far,
-                                  config.win_bonus, config.reward == "win_loss")
+                                  config.win_bonus, config.reward == "win_loss", config.critic_hidden_cards)
         seating.forget()
         advantages, usable = decision_advantages(rollout, config.gamma, config.gae_lambda)
         episode_returns += rollout.finished_returns
         index = rollout.slot[usable]
         b_obs, b_mask = rollout.obs[index], rollout.mask[index]
         b_actions, b_log_probs = rollout.actions[index], rollout.log_probs[index]
+        b_hidden = rollout.hidden[index] if rollout.hidden is not None else None
         b_advantages = advantages[usable]
         b_returns = b_advantages + rollout.values[usable]
         rollout_s = time.perf_counter() - rollout_start
@@ -757,7 +776,8 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
                     adv = (adv - adv.mean()) / (adv.std() + 1e-8)
                 policy_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - config.clip_coef, 1 + config.clip_coef))
                 policy_loss = policy_loss.mean()
-                value_loss = 0.5 * ((model.value(b_obs[mb]) - b_returns[mb]) ** 2).mean()
+                value_loss = 0.5 * ((model.value(b_obs[mb], None if b_hidden is None else b_hidden[mb])
+                                     - b_returns[mb]) ** 2).mean()
                 entropy_loss = entropy.mean()
                 loss = policy_loss - config.ent_coef * entropy_loss + config.vf_coef * value_loss
                 optimizer.zero_grad()

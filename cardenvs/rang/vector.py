@@ -258,6 +258,20 @@ class RangVectorEnv:
         """(B, 28) bool mask of the legal actions of the seat to act."""
         return self._legal_mask()
 
+    @property
+    def hidden_size(self) -> int:
+        """Width of :meth:`hidden_cards`."""
+        return (self.num_players - 1) * NUM_KINDS
+
+    def hidden_cards(self, seat: torch.Tensor) -> torch.Tensor:
+        """(B, (N - 1) * 14) float: the other seats' hands (cards per kind, in eighths), seat+1, seat+2, ...
+
+        What ``seat`` cannot see (a trainer's critic may use it: training only, never an agent's observation).
+        """
+        others = (seat.unsqueeze(1) + self._seat_offsets[1:]) % self.num_players  # (B, N - 1)
+        hands = self.hands.gather(1, others.unsqueeze(2).expand(-1, -1, NUM_KINDS))
+        return hands.flatten(1).float() / 8.0
+
     def memory_bytes_per_game(self) -> int:
         """Bytes of per-game state (the observation and mask buffers of a step come on top)."""
         total = sum(getattr(self, name).element_size() * getattr(self, name).nelement() for name in STATE_FIELDS)

@@ -230,6 +230,18 @@ class RingRangVectorEnv:
         obs, mask, info = self._outputs()
         return obs, mask, rewards, done, info
 
+    hidden_size = (NUM_SEATS - 1) * 52  # width of hidden_cards()
+
+    def hidden_cards(self, seat: torch.Tensor) -> torch.Tensor:
+        """(B, 3 * 52) float: the cards the other seats still hold, seat+1, seat+2, seat+3 in that order.
+
+        What ``seat`` cannot see (a trainer's critic may use it: training only, never an agent's observation).
+        """
+        relative = (self.owner.long() - seat.unsqueeze(1)) % NUM_SEATS  # (B, 52)
+        held = torch.zeros(self.batch_size, NUM_SEATS, 52, device=self.device)
+        held.scatter_(1, relative.unsqueeze(1), (~self.played).unsqueeze(1).float())
+        return held[:, 1:].flatten(1)
+
     def memory_bytes_per_game(self) -> int:
         """Bytes of state per game plus one step's outputs (observation, mask, rewards, done)."""
         state = tensor_bytes(*(getattr(self, name) for name in _STATE))
