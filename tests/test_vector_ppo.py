@@ -156,6 +156,37 @@ def test_win_loss_reward_pays_the_result_at_the_end(tmp_path, game):
         assert torch.equal(results.rewards[results.terminal] > 0, won)
 
 
+def test_hidden_cards_are_what_the_deciding_seat_cannot_see():
+    """RING RANG: the three blocks (seat+1, +2, +3) and the seat's own hand (its observation) split the cards
+    not yet played (tracked here from the actions taken; before the trump choice the others' 39 cards of the
+    deal); Rang: block k is seat+k's hand in eighths."""
+    from cardenvs.ring_rang.observation import HAND
+
+    env = make_vector_env(tiny("ring_rang", Path("unused"), num_envs=8), torch.device("cpu"))
+    assert env.hidden_size == 3 * 52
+    obs, mask, info = env.reset()
+    played = torch.zeros(8, 52, dtype=torch.bool)
+    generator = torch.Generator().manual_seed(1)
+    for _ in range(60):  # past the end of a round: the tracker restarts with each new deal
+        hidden = env.hidden_cards(info["seat"]).view(8, 3, 52)
+        own = obs[:, HAND:HAND + 52] > 0
+        assert set(hidden.unique().tolist()) <= {0.0, 1.0} and (hidden.sum(1) + own <= 1).all()  # disjoint
+        chosen = env.trump >= 0  # before the choice the chooser sees 5 of its 13 cards; the others' 39 are hidden
+        torch.testing.assert_close((hidden.sum(1) + own)[chosen], (~played).float()[chosen])
+        assert (hidden[~chosen].sum((1, 2)) == 39).all()
+        actions = torch.rand(mask.shape, generator=generator).masked_fill_(~mask, -1.0).argmax(1)
+        played[torch.arange(8), actions.clamp(max=51)] |= actions < 52
+        obs, mask, _, done, info = env.step(actions)
+        played[done] = False
+    rang = make_vector_env(tiny("rang", Path("unused"), num_envs=4), torch.device("cpu"))
+    rang.reset()
+    seat = torch.tensor([0, 1, 2, 3])
+    hidden = rang.hidden_cards(seat).view(4, 3, -1)
+    for b in range(4):
+        for k in range(3):
+            torch.testing.assert_close(hidden[b, k] * 8, rang.hands[b, (b + k + 1) % 4].float())
+
+
 def test_sample_draws_from_the_masked_softmax():
     from cardenvs.train.vector_ppo import sample
 
@@ -248,6 +279,20 @@ def test_tiny_run_checkpoints_resumes_exactly_and_exports(tmp_path, game):
     assert [r["opponent"] for r in rows] == ["random"] and int(rows[0]["episodes"]) > 0
     summary = json.loads((tmp_path / "straight" / "summary.json").read_text())
     assert summary["env_steps_per_s_this_session"] > 0 and summary["decisions_per_s_this_session"] > 0
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_critic_with_hidden_cards_resumes_exactly_and_exports_the_actor_alone(tmp_path, game):
+    straight = train(tiny(game, tmp_path / "straight", total_steps=400, critic_hidden_cards=True))
+    train(tiny(game, tmp_path / "split", total_steps=200, critic_hidden_cards=True))
+    resumed = train(tiny(game, tmp_path / "split", total_steps=400, critic_hidden_cards=True), resume=True)
+    a, b = load_policy(straight), load_policy(resumed)
+    assert all(np.array_equal(a[key], b[key]) for key in a)
+    env = make_vector_env(tiny(game, tmp_path), torch.device("cpu"))
+    folder, _ = load_checkpoint(tmp_path / "straight")
+    critic_input = torch.load(folder / "model.pt", weights_only=True)["model"]["critic.0.weight"].shape[1]
+    assert critic_input == env.observation_size + env.hidden_size
+    assert a["hidden0/weight"].shape == (16, env.observation_size)  # the policy sees its observation only
 
 
 @pytest.mark.parametrize("game", GAMES)

@@ -233,7 +233,8 @@ class RingRangVectorEnv:
     hidden_size = (NUM_SEATS - 1) * 52  # width of hidden_cards()
 
     def hidden_cards(self, seat: torch.Tensor) -> torch.Tensor:
-        """(B, 3 * 52) float: the cards the other seats still hold, seat+1, seat+2, seat+3 in that order.
+        """(B, 3 * 52) float: the cards the other seats still hold, seat+1, seat+2, seat+3 in that order
+        (before the trump choice: the cards of this deal they are dealt).
 
         What ``seat`` cannot see (a trainer's critic may use it: training only, never an agent's observation).
         """
