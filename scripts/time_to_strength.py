@@ -7,7 +7,8 @@ A benchmark, not a test: run by ``scripts/time_to_strength.sh``; results in docs
         --seconds 600 --every 120 --deals 200 --out runs/tts_ring_rang
 
 Each seed trains ``--seconds`` of training time (the trainer's clock, evaluations and checkpoints not
-counted; ``train_seconds`` / ``keep_every_seconds`` of the batched trainer), alone on the machine, with
+counted: the ``train_seconds`` / ``keep_every_seconds`` fields both trainers have; ``--trainer sb3`` runs the
+SB3 path, ``cardenvs.train.selfplay``, on one of its configs), alone on the machine, with
 the trainer's own evaluations off. Only then are the kept policies evaluated, with ``--workers``
 processes, so evaluation never competes with training for the cores. The machine's load average is
 written next to every run (other people's work on a shared machine slows training down: read the
@@ -32,20 +33,24 @@ from cardenvs.train.evaluate import EvalConfig, evaluate
 
 FIELDS = ["game", "trainer", "seed", "train_s", "decisions", "opponent", "deals", "episodes", "win_rate",
           "ci95_low", "ci95_high", "load_1min_start", "load_1min_end"]
+TRAINERS = {"batched": "cardenvs.train.vector_ppo", "sb3": "cardenvs.train.selfplay"}  # --trainer -> module
 KEPT = re.compile(r"train_(?P<seconds>[0-9.]+)s_step_(?P<steps>[0-9]+)\.npz")
 
 
-def train(config_path: Path, seed: int, seconds: float, every: float, run_dir: Path) -> tuple[float, float]:
+def train(config_path: Path, seed: int, seconds: float, every: float, run_dir: Path,
+          trainer: str = "batched") -> tuple[float, float]:
     """One run from scratch; returns the 1-minute load average before and after it."""
     config = yaml.safe_load(config_path.read_text())
     config.update(seed=seed, run_dir=str(run_dir), train_seconds=seconds, keep_every_seconds=every,
                   total_steps=10**12, eval_every=10**12, checkpoint_every=10**12, eval_deals=1,
                   eval_opponents=["random"])  # the trainer's own evaluation: once at the end, one deal
+    if trainer == "sb3":
+        config["progress"] = False
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / "tts_config.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     load_start = os.getloadavg()[0]
-    subprocess.run([sys.executable, "-m", "cardenvs.train.vector_ppo", "--config", str(path)], check=True)
+    subprocess.run([sys.executable, "-m", TRAINERS[trainer], "--config", str(path)], check=True)
     return load_start, os.getloadavg()[0]
 
 
@@ -90,7 +95,9 @@ def plot(rows: list[dict], out: Path, title: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", type=Path, required=True, help="a batched trainer config (configs/vector_*.yaml)")
+    parser.add_argument("--config", type=Path, required=True,
+                        help="a config of the trainer (batched: configs/vector_*.yaml; sb3: configs/quick_*.yaml, ...)")
+    parser.add_argument("--trainer", choices=sorted(TRAINERS), default="batched")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     parser.add_argument("--seconds", type=float, default=600.0, help="training seconds per seed")
     parser.add_argument("--every", type=float, default=120.0, help="keep a policy every this many training seconds")
@@ -110,9 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     for seed in args.seeds:
         run_dir = args.out / f"seed{seed}"
         started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-        load_start, load_end = train(args.config, seed, args.seconds, args.every, run_dir)
+        load_start, load_end = train(args.config, seed, args.seconds, args.every, run_dir, args.trainer)
         for row in measure(run_dir, game, args.opponent, args.deals, args.workers, args.eval_seed):
-            rows.append({"game": game, "trainer": "batched", "seed": seed, **row,
+            rows.append({"game": game, "trainer": args.trainer, "seed": seed, **row,
                          "load_1min_start": load_start, "load_1min_end": load_end})
         print(f"seed {seed}: trained from {started}, load average {load_start:.1f} -> {load_end:.1f}", file=sys.stderr)
     with (args.out / "time_to_strength.csv").open("w", newline="") as f:
@@ -120,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
         writer.writeheader()
         writer.writerows(rows)
     (args.out / "command.json").write_text(json.dumps({"argv": sys.argv, "config": str(args.config)}, indent=1))
-    plot(rows, args.out / "time_to_strength.png", f"{game}: batched PPO from scratch, {args.config.name}")
+    name = "batched PPO" if args.trainer == "batched" else "SB3 MaskablePPO"
+    plot(rows, args.out / "time_to_strength.png", f"{game}: {name} from scratch, {args.config.name}")
     print(f"wrote {args.out / 'time_to_strength.csv'} and {args.out / 'time_to_strength.png'}", file=sys.stderr)
     return 0
 

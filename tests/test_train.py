@@ -97,6 +97,25 @@ def test_tiny_run_trains_evaluates_checkpoints_and_exports(tmp_path, game):
 
 
 @pytest.mark.slow
+def test_training_clock_stops_the_run_and_keeps_policies(tmp_path):
+    """Issue 36: train_seconds ends the run on the training clock (evaluations and checkpoints not counted),
+    keep_every_seconds keeps the policy at marks of it (what scripts/time_to_strength.py measures)."""
+    selfplay(write_config(tmp_path, total_steps=10**9, train_seconds=2.0, keep_every_seconds=1.0,
+                          eval_every=10**9, checkpoint_every=10**9))
+    run_dir = tmp_path / "run"
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["train_s"] >= 2.0 and summary["steps"] < 10**9 and summary["wall_s"] >= summary["train_s"]
+    kept = list((run_dir / "policies").glob("train_*s_step_*.npz"))
+    marks = sorted(float(p.name.split("_")[1][:-1]) for p in kept)
+    assert len(kept) >= 2 and marks[0] >= 1.0 and marks[-1] >= 2.0
+    steps = sorted(int(p.stem.split("_")[-1]) for p in kept)
+    assert steps[-1] == summary["steps"] == checkpoint_steps(run_dir)  # the last one is the final policy
+    from cardenvs.agents.policy import PolicyAgent
+
+    PolicyAgent(path=str(kept[0]), game="ring_rang")
+
+
+@pytest.mark.slow
 def test_same_seed_same_policy(tmp_path):
     selfplay(write_config(tmp_path, "a", total_steps=512))
     selfplay(write_config(tmp_path, "b", total_steps=512))
@@ -185,6 +204,7 @@ def test_corrupt_or_partial_checkpoint_is_a_clear_error(tmp_path):
         ({"eval_opponents": ["pimc:iters=5"]}, "eval_opponents: agent 'pimc:iters=5'"),
         ({"eval_opponents": ["policy:path=nope.npz"]}, "eval_opponents: .*nope.npz"),
         ({"opponents": {"ismcts:iterations=-5": 1.0}}, "opponents: .*iterations must be"),
+        ({"train_seconds": -1}, "train_seconds"),
     ],
 )
 def test_bad_config_fields_are_named(tmp_path, fields, message):

@@ -67,6 +67,8 @@ class TrainConfig:
     env_kwargs: dict[str, Any] = field(default_factory=dict)  # extra env constructor arguments
     num_envs: int = 8  # envs stepped in turn (one process)
     torch_threads: int = 1  # torch.set_num_threads
+    train_seconds: float = 0.0  # also stop after this many seconds of training (evaluations, checkpoints not counted)
+    keep_every_seconds: float = 0.0  # keep the policy every so many training seconds: policies/train_<s>s_step_<N>.npz
 
     # MaskablePPO
     learning_rate: float = 3e-4
@@ -111,10 +113,14 @@ class TrainConfig:
         )
         check_network(self)
         check_ppo(self, "clip_range")
+        if self.train_seconds < 0 or self.keep_every_seconds < 0:
+            raise ValueError(f"train_seconds, keep_every_seconds: expected >= 0 (0 = off), got "
+                             f"{self.train_seconds!r}, {self.keep_every_seconds!r}")
 
 
 # Fields that may change when a run is resumed (a curriculum: e.g. add baselines to the pool later).
-RESUMABLE_CHANGES = ("total_steps", "progress", "opponents", "snapshot_weight", "eval_every", "eval_deals",
+RESUMABLE_CHANGES = ("total_steps", "train_seconds", "keep_every_seconds", "progress", "opponents", "snapshot_weight",
+                     "eval_every", "eval_deals",
                      "eval_opponents", "eval_workers", "checkpoint_every", "keep_checkpoints", "export_to", "curve_to")
 
 
@@ -205,7 +211,7 @@ def train(config: TrainConfig, resume: bool = False) -> Path:
         policy_kwargs={"net_arch": {"pi": config.net_arch, "vf": config.net_arch}, "activation_fn": activation},
     )
     if checkpoint is None:
-        steps, wall_offset = 0, 0.0
+        steps, wall_offset, train_offset = 0, 0.0, 0.0
         next_snapshot, next_eval, next_checkpoint = config.snapshot_every, config.eval_every, config.checkpoint_every
         start_curve(curve_csv)
     else:
@@ -225,6 +231,7 @@ def train(config: TrainConfig, resume: bool = False) -> Path:
             raise CheckpointError(f"checkpoint {folder} cannot be resumed: {type(error).__name__}: {error}"
                                   [:300]) from None
         steps, wall_offset = state["steps"], state["wall_s"]
+        train_offset = float(state.get("train_s", wall_offset))  # checkpoints before train_s: wall time
         next_snapshot, next_eval, next_checkpoint = state["next_snapshot"], state["next_eval"], state["next_checkpoint"]
         truncate_curve(curve_csv, steps)  # evaluations logged after the checkpoint are redone
         print(f"resumed {run_dir} at step {steps} ({len(pool.snapshots)} snapshots in the pool)", file=sys.stderr)
@@ -234,7 +241,18 @@ def train(config: TrainConfig, resume: bool = False) -> Path:
     rollout = config.n_steps * config.num_envs
     bar = training_bar(config.total_steps, steps, f"selfplay {config.game}", config.progress)
     start, start_steps = time.perf_counter(), steps
-    while steps < config.total_steps:
+    paused = 0.0  # seconds of this session spent on snapshots, evaluations and checkpoints (not training)
+
+    def train_clock() -> float:
+        """Seconds of training so far, this run (resumed sessions included), without evaluations and checkpoints."""
+        return train_offset + time.perf_counter() - start - paused
+
+    def out_of_time() -> bool:
+        return bool(config.train_seconds and train_clock() >= config.train_seconds)
+
+    next_keep = (int(train_offset // config.keep_every_seconds) + 1) * config.keep_every_seconds \
+        if config.keep_every_seconds else float("inf")
+    while steps < config.total_steps and not out_of_time():
         model.learn(total_timesteps=rollout, reset_num_timesteps=False, progress_bar=False)
         steps = model.num_timesteps
         wall = wall_offset + time.perf_counter() - start
@@ -242,7 +260,14 @@ def train(config: TrainConfig, resume: bool = False) -> Path:
         model.logger.record("time/steps_per_s", rate)
         bar.update(steps - bar.n)
         bar.set_postfix(steps_per_s=f"{rate:.0f}")
-        finished = steps >= config.total_steps
+        finished = steps >= config.total_steps or out_of_time()
+        pause_start = time.perf_counter()
+        if train_clock() >= next_keep or (finished and config.keep_every_seconds):
+            mark = round(train_clock(), 1)
+            (run_dir / "policies").mkdir(exist_ok=True)
+            save_policy(actor_weights(model, config.game), run_dir / "policies" / f"train_{mark}s_step_{steps}.npz")
+            while next_keep <= train_clock():
+                next_keep += config.keep_every_seconds
 
         if steps >= next_snapshot:
             pool.add_snapshot(Snapshot(f"step_{steps}", actor_weights(model, config.game)))
@@ -263,16 +288,18 @@ def train(config: TrainConfig, resume: bool = False) -> Path:
             while next_checkpoint <= steps:
                 next_checkpoint += config.checkpoint_every
             state = {"steps": steps, "wall_s": wall, "next_snapshot": next_snapshot, "next_eval": next_eval,
-                     "next_checkpoint": next_checkpoint, "config": asdict(config)}
+                     "next_checkpoint": next_checkpoint, "config": asdict(config), "train_s": train_clock()}
             save_checkpoint(run_dir, model, pool, envs, state, config.keep_checkpoints)
+        paused += time.perf_counter() - pause_start
     bar.close()
 
     # -- the results: the numpy policy and the learning curve
-    elapsed = time.perf_counter() - start
+    elapsed, trained_s = time.perf_counter() - start, train_clock()
     policy_path = save_policy(actor_weights(model, config.game), run_dir / "policy.npz")
     plot_curve(curve_csv, run_dir / "learning_curve.png", f"{config.game}: {Path(config.run_dir).name}")
     wall_total = wall_offset + elapsed
-    summary = {"steps": steps, "wall_s": wall_total, "steps_per_s": steps / max(wall_total, 1e-9)}
+    summary = {"steps": steps, "wall_s": wall_total, "train_s": trained_s,
+               "steps_per_s": steps / max(wall_total, 1e-9)}
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
     publish_outputs(config, policy_path, run_dir / "learning_curve.png")
     print(f"done: {steps} steps in {summary['wall_s']:.0f} s; policy {policy_path}", file=sys.stderr)

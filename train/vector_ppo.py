@@ -850,10 +850,10 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
     writer.close()
 
     # -- the results: the numpy policy, the learning curve, the speed
-    elapsed = time.perf_counter() - start
+    elapsed, trained_s = time.perf_counter() - start, train_clock()
     policy_path = save_policy(model.export_weights(config.game), run_dir / "policy.npz")
     plot_curve(curve_csv, run_dir / "learning_curve.png", f"{config.game}: {run_dir.name} (batched PPO)")
-    summary = {"steps": steps, "env_steps": env_steps, "wall_s": wall_offset + elapsed, "train_s": train_clock(),
+    summary = {"steps": steps, "env_steps": env_steps, "wall_s": wall_offset + elapsed, "train_s": trained_s,
                "env_steps_per_s_this_session": (env_steps - start_env_steps) / max(elapsed, 1e-9),
                "decisions_per_s_this_session": (steps - start_steps) / max(elapsed, 1e-9)}
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
