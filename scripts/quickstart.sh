@@ -2,7 +2,7 @@
 # The main job on a fresh machine: install, train a RING RANG policy from scratch with the batched
 # trainer (configs/vector_quick_ring_rang.yaml: at most 170 s of training on 2 cores), show its
 # learning curve, and evaluate it, beside the shipped `trained` policy for scale, against random and
-# rules_basic (200 duplicate deals each).
+# rules_basic (500 duplicate deals each, eval seed 777: not the training seed, not the curve's deals).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
@@ -17,14 +17,14 @@ cardenvs train-vector --config configs/vector_quick_ring_rang.yaml --run-dir "$r
 echo "trained in $(( $(date +%s) - start )) s (evaluations included); learning curve: $run/learning_curve.png"
 for agent in "policy:path=$run/policy.npz" trained; do
   for opponent in random rules_basic; do
-    cardenvs eval --game ring_rang --agents "$agent" "$opponent" --deals 200 --workers 2 --no-progress \
+    cardenvs eval --game ring_rang --agents "$agent" "$opponent" --deals 500 --seed 777 --workers 2 --no-progress \
       --out "$run/eval/${agent%%:*}_vs_$opponent" > /dev/null
   done
 done
 python - "$run" <<'PY'
 import json, pathlib, sys
 run = pathlib.Path(sys.argv[1])
-print(f"\n{'agent':<22} {'opponent':<12} {'win rate':>8}  95% CI          (200 duplicate deals = 400 rounds, seed 0)")
+print(f"\n{'agent':<22} {'opponent':<12} {'win rate':>8}  95% CI          (500 duplicate deals = 1,000 rounds, seed 777)")
 for result in sorted((run / "eval").glob("*/results.json")):
     data = json.loads(result.read_text())
     row = next(r for r in data["table"] if r["agent"] == data["config"]["agents"][0])

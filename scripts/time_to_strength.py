@@ -43,7 +43,8 @@ def train(config_path: Path, seed: int, seconds: float, every: float, run_dir: P
     config = yaml.safe_load(config_path.read_text())
     config.update(seed=seed, run_dir=str(run_dir), train_seconds=seconds, keep_every_seconds=every,
                   total_steps=10**12, eval_every=10**12, checkpoint_every=10**12, eval_deals=1,
-                  eval_opponents=["random"])  # the trainer's own evaluation: once at the end, one deal
+                  eval_opponents=["random"],  # the trainer's own evaluation: once at the end, one deal
+                  export_to="", curve_to="")  # never over the shipped policy or the docs' curves
     if trainer == "sb3":
         config["progress"] = False
     run_dir.mkdir(parents=True, exist_ok=True)
