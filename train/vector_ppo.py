@@ -154,6 +154,9 @@ class VectorPPOConfig:
         if not spec.has_vector_env:
             raise ValueError(f"game: {spec.title} has no batched engine (its spec declares no vector_env); "
                              "train it with `cardenvs train` (the SB3 self-play trainer)")
+        if self.critic_hidden_cards and not hasattr(spec.vector_env_class(), "hidden_cards"):
+            raise ValueError(f"critic_hidden_cards: {spec.title}'s batched env has no hidden_cards(seat); "
+                             "set critic_hidden_cards: false")
         check_network(self)
         check_ppo(self, "clip_coef")
         if self.env_kwargs:  # the batched env takes them too (the evaluation env's are checked above)
