@@ -114,7 +114,8 @@ class CardGameEnv(AECEnv):
         return self.action_names[action]
 
     def _game_to_json(self) -> dict[str, Any]:
-        raise NotImplementedError
+        """The game's part of :meth:`snapshot`: the engine's own JSON (the game API's ``to_json``)."""
+        return self.game.to_json()
 
     def _game_from_json(self, data: dict[str, Any]) -> Any:
         raise NotImplementedError

@@ -306,9 +306,6 @@ class raw_env(CardGameEnv):
         return "\n".join(lines)
 
     # ------------------------------------------------------------- snapshots
-    def _game_to_json(self) -> dict[str, Any]:
-        return self.game.to_json()
-
     def _game_from_json(self, data: dict[str, Any]) -> RangGame:
         game = RangGame.from_json(data, self._rng)
         if game.num_players != self.num_players:

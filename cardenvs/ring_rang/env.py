@@ -212,9 +212,6 @@ class raw_env(CardGameEnv):  # noqa: N801 (PettingZoo convention)
         ]
 
     # ------------------------------------------------------------- snapshot
-    def _game_to_json(self) -> dict[str, Any]:
-        return self.game.to_json()
-
     def _game_from_json(self, data: dict[str, Any]) -> RingRangGame:
         game = RingRangGame.from_json(data)
         other = {k: getattr(game, k) for k, v in self._settings.items() if getattr(game, k) != v}

@@ -232,9 +232,6 @@ class raw_env(CardGameEnv):
         return "\n".join(lines)
 
     # ------------------------------------------------------------- snapshots
-    def _game_to_json(self) -> dict[str, Any]:
-        return self.game.to_json()
-
     def _game_from_json(self, data: dict[str, Any]) -> CrazyEightsGame:
         game = CrazyEightsGame.from_json(data, self._rng)
         if game.num_players != self.num_players:
