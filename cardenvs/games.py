@@ -282,6 +282,7 @@ class _GameTable(Mapping[str, GameSpec]):
 
     def __init__(self) -> None:
         self._specs: dict[str, GameSpec] | None = None
+        self._spellings: dict[str, str] | None = None
 
     def _table(self) -> dict[str, GameSpec]:
         if self._specs is None:
@@ -294,6 +295,15 @@ class _GameTable(Mapping[str, GameSpec]):
                 return table
             self._specs = table
         return self._specs
+
+    def spellings(self) -> dict[str, str]:
+        """Every spelling of every game -> its name (kept once the table is complete)."""
+        if self._spellings is not None:
+            return self._spellings
+        found = {spelling: spec.name for spec in self._table().values() for spelling in spellings(spec)}
+        if self._specs is not None:  # complete: no plugin left for a later look
+            self._spellings = found
+        return found
 
     def __getitem__(self, name: str) -> GameSpec:
         return self._table()[name]
@@ -308,7 +318,7 @@ class _GameTable(Mapping[str, GameSpec]):
         return f"GAMES({list(self)})"
 
 
-GAMES: Mapping[str, GameSpec] = _GameTable()
+GAMES: _GameTable = _GameTable()
 
 
 def __getattr__(name: str) -> Any:
@@ -322,14 +332,10 @@ def spellings(spec: GameSpec) -> tuple[str, ...]:
     return (spec.name, spec.env_name, *spec.aliases)
 
 
-def _spellings() -> dict[str, str]:
-    return {spelling: spec.name for spec in GAMES.values() for spelling in spellings(spec)}
-
-
 def canonical_game(name: object) -> str:
     """``"ring-rang"``, ``"RING_RANG"``, ``"ring_rang_v0"`` -> ``"ring_rang"``; a ValueError listing the names."""
     key = name.strip().lower().replace(" ", "-") if isinstance(name, str) else None
-    spellings = _spellings()
+    spellings = GAMES.spellings()
     if key not in spellings and isinstance(key, str):
         key = key.replace("-", "_")
     if key not in spellings:
