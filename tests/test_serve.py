@@ -257,11 +257,16 @@ def browser(width: int = 1280, height: int = 900) -> Iterator[Any]:
 
 def _wait_idle(driver: Any, turn: int, timeout: float = 60) -> None:
     """Wait until the page has drawn a state after ``turn`` and is not waiting for the server."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        body = driver.find_element("tag name", "body")
-        if body.get_attribute("data-busy") == "0" and int(body.get_attribute("data-turn")) > turn:
-            return
+        try:  # the document may still be loading (no body yet) or be replaced while we read it
+            body = driver.find_element("tag name", "body")
+            if body.get_attribute("data-busy") == "0" and int(body.get_attribute("data-turn") or -1) > turn:
+                return
+        except (NoSuchElementException, StaleElementReferenceException):
+            pass
         time.sleep(0.05)
     error = driver.find_element("id", "error").text
     raise AssertionError(f"the page did not update after turn {turn} within {timeout}s (error: {error!r})")
