@@ -22,7 +22,8 @@ import yaml
 from games import VECTOR_GAMES
 
 from cardenvs.agents.policy import PolicyAgent, load_policy
-from cardenvs.train.config_files import config_from_dict
+from cardenvs.games import game_spec
+from cardenvs.train.config_files import check_symmetries, config_from_dict
 from cardenvs.train.runs import load_checkpoint
 from cardenvs.train.vector_ppo import SELF as SELF_ID
 from cardenvs.train.vector_ppo import (
@@ -293,6 +294,35 @@ def test_critic_with_hidden_cards_resumes_exactly_and_exports_the_actor_alone(tm
     critic_input = torch.load(folder / "model.pt", weights_only=True)["model"]["critic.0.weight"].shape[1]
     assert critic_input == env.observation_size + env.hidden_size
     assert a["hidden0/weight"].shape == (16, env.observation_size)  # the policy sees its observation only
+
+
+SYMMETRIC_GAMES = [game for game in GAMES if "symmetries" in game_spec(game).parts]
+
+
+@pytest.mark.parametrize("game", SYMMETRIC_GAMES)
+def test_augmented_updates_rename_legal_decisions_and_resume_exactly(tmp_path, game):
+    """augment: the actor's minibatches renamed by the game's symmetries; the renamed action of a decision is
+    legal in the renamed mask, and the draws come from the run's generator (a resumed run is the straight run)."""
+    env = make_vector_env(tiny(game, tmp_path), torch.device("cpu"))
+    obs, mask, _ = env.reset()
+    actions = torch.multinomial(mask.float(), 1).squeeze(1)
+    for index, action_map in check_symmetries(game_spec(game), env.observation_size, env.num_actions):
+        renamed = mask[:, np.argsort(action_map)]
+        assert renamed[torch.arange(len(actions)), torch.as_tensor(action_map)[actions]].all()
+        assert renamed.sum(1).tolist() == mask.sum(1).tolist() and obs[:, index].sum() == obs.sum()
+    straight = train(tiny(game, tmp_path / "straight", total_steps=400, augment=True))
+    train(tiny(game, tmp_path / "split", total_steps=200, augment=True))
+    resumed = train(tiny(game, tmp_path / "split", total_steps=400, augment=True), resume=True)
+    a, b = load_policy(straight), load_policy(resumed)
+    assert all(np.array_equal(a[key], b[key]) for key in a)
+    plain = load_policy(train(tiny(game, tmp_path / "plain", total_steps=400)))
+    assert not all(np.array_equal(a[key], plain[key]) for key in a)  # the renaming changed the updates
+
+
+@pytest.mark.parametrize("game", [game for game in GAMES if game not in SYMMETRIC_GAMES][:1])
+def test_augment_needs_the_games_symmetries(tmp_path, game):
+    with pytest.raises(ValueError, match="augment: .* declares no symmetries"):
+        tiny(game, tmp_path, augment=True)
 
 
 @pytest.mark.parametrize("game", GAMES)

@@ -216,3 +216,18 @@ def check_network(config: Any) -> None:
         raise ValueError(f"activation: expected 'relu' or 'tanh', got {config.activation!r}")
     if not config.net_arch or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in config.net_arch):
         raise ValueError(f"net_arch: expected a non-empty list of layer sizes, got {config.net_arch!r}")
+
+
+def check_symmetries(spec: GameSpec, observation_size: int | None = None,
+                     num_actions: int | None = None) -> list[tuple[Any, Any]]:
+    """The game's symmetries for ``augment`` (its spec's ``symmetries`` part), checked against the sizes of the
+    observations and actions they will rename where given (a variant may not keep them)."""
+    if "symmetries" not in spec.parts:
+        raise ValueError(f"augment: {spec.title} declares no symmetries (no 'symmetries' part in its spec); "
+                         "set augment: false")
+    symmetries = spec.part("symmetries")()
+    if observation_size is not None and any(len(index) != observation_size or len(actions) != num_actions
+                                            for index, actions in symmetries):
+        raise ValueError(f"augment: {spec.title}'s symmetries do not fit these observations ({observation_size} "
+                         f"entries, {num_actions} actions: a variant?); set augment: false")
+    return symmetries

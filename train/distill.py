@@ -48,7 +48,7 @@ from cardenvs.agents.registry import make_agent
 from cardenvs.games import default_game, game_spec
 
 from .cluster import check_ray_address, fan_out, local_spec, shipped_files
-from .config_files import check_game_config, check_network, config_from_dict, read_yaml_mapping
+from .config_files import check_game_config, check_network, check_symmetries, config_from_dict, read_yaml_mapping
 from .evaluate import EvalConfig, deal_options, make_env, progress_bar
 
 
@@ -95,9 +95,8 @@ class DistillConfig:
             raise ValueError(f"target: 'values' needs a teacher that keeps action values (pimc), not {self.teacher!r}")
         if self.net_arch:
             check_network(self)
-        if self.augment and "symmetries" not in spec.parts:
-            raise ValueError(f"augment: {spec.title} declares no symmetries (no 'symmetries' part in its spec); "
-                             "set augment: false")
+        if self.augment:
+            check_symmetries(spec)
         if self.keep not in ("last", "best"):
             raise ValueError(f"keep: expected 'last' or 'best', got {self.keep!r}")
         if not self.temperature > 0:
@@ -260,7 +259,7 @@ def fit(config: DistillConfig, paths: list[Path]) -> Path:
     model = nn.Sequential(*[m for layer in layers[:-1] for m in (layer, activation)], layers[-1])
     # (observation index, action index) of each symmetry (suit_symmetries(): a mask's columns go by argsort)
     symmetries = [(torch.as_tensor(index), torch.as_tensor(np.argsort(actions)))
-                  for index, actions in game_spec(config.game).part("symmetries")()] if config.augment else []
+                  for index, actions in check_symmetries(game_spec(config.game))] if config.augment else []
     generator = np.random.default_rng(config.seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.learning_rate)
 

@@ -45,7 +45,7 @@ from torch import nn
 from cardenvs.agents.policy import layer_names, load_policy, policy_arrays, policy_layers, save_policy
 from cardenvs.agents.registry import make_agent
 from cardenvs.games import default_game, game_spec
-from cardenvs.train.config_files import check_game_config, check_network, check_ppo
+from cardenvs.train.config_files import check_game_config, check_network, check_ppo, check_symmetries
 from cardenvs.train.runs import (
     CURVE_FIELDS,
     CheckpointError,
@@ -124,6 +124,11 @@ class VectorPPOConfig:
     # actor-critic). Training only: the exported actor, the policy, sees its observation alone. The value
     # baseline then knows whose cards win the round, so the advantages carry less card luck.
     critic_hidden_cards: bool = False
+    # Each minibatch of the actor's update renamed by one of the game's symmetries, drawn at random (its spec's
+    # "symmetries" part; RING RANG: the 24 renamings of the suits). The policy then cannot come to prefer a
+    # suit by its name (a run's trump choice fell into "always clubs": docs/training.md); the critic learns
+    # from the positions as played.
+    augment: bool = False
     init_from: str = ""  # a policy.npz (same net_arch/activation) whose actor starts a fresh run (warm start)
     # policy .npz files in the league from the start, never replaced by snapshots (drawn with the "snapshots"
     # weight, like any snapshot); a best response (cardenvs exploit) plays only such a frozen policy
@@ -159,6 +164,9 @@ class VectorPPOConfig:
                              "set critic_hidden_cards: false")
         check_network(self)
         check_ppo(self, "clip_coef")
+        if self.augment:
+            env = spec.vector_env_class()(1, **spec.env_kwargs(self.episode, self.num_players), **self.env_kwargs)
+            check_symmetries(spec, env.observation_size, env.num_actions)
         if self.env_kwargs:  # the batched env takes them too (the evaluation env's are checked above)
             try:
                 spec.vector_env_class()(1, **spec.env_kwargs(self.episode, self.num_players), **self.env_kwargs)
@@ -696,6 +704,12 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
         truncate_curve(curve_csv, steps)  # evaluations logged after the checkpoint are redone
         print(f"resumed {run_dir} at step {steps} ({len(league)} snapshots in the league)", file=sys.stderr)
     frozen = [FrozenActor(s, device, greedy=config.fixed_greedy and s.name.startswith(FIXED)) for s in league]
+    # (observation index, mask columns, action map) of each symmetry: the renamed decision of (obs, mask, action)
+    # is (obs[:, index], mask[:, columns], action_map[action]) (see suit_symmetries)
+    symmetries = []
+    if config.augment:
+        for index, actions in check_symmetries(game_spec(config.game), env.observation_size, env.num_actions):
+            symmetries.append(tuple(torch.as_tensor(a, device=device) for a in (index, np.argsort(actions), actions)))
     writer = SummaryWriter(str(run_dir / "tb"))
     writer.add_text("config", json.dumps(asdict(config), indent=1))
 
@@ -766,8 +780,13 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
             order = torch.randperm(n, generator=generator, device=device)
             for first in range(0, n, config.minibatch_size):
                 mb = order[first:first + config.minibatch_size]
-                log_probs_all = torch.log_softmax(model.masked_logits(b_obs[mb], b_mask[mb]), dim=-1)
-                new_log_probs = log_probs_all.gather(1, b_actions[mb].unsqueeze(1)).squeeze(1)
+                mb_obs, mb_mask, mb_actions = b_obs[mb], b_mask[mb], b_actions[mb]
+                if symmetries:  # the old log-probabilities are the renamed old policy's: still an importance ratio
+                    pick = int(torch.randint(len(symmetries), (1,), generator=generator, device=device))
+                    index, columns, action_map = symmetries[pick]
+                    mb_obs, mb_mask, mb_actions = mb_obs[:, index], mb_mask[:, columns], action_map[mb_actions]
+                log_probs_all = torch.log_softmax(model.masked_logits(mb_obs, mb_mask), dim=-1)
+                new_log_probs = log_probs_all.gather(1, mb_actions.unsqueeze(1)).squeeze(1)
                 entropy = -(log_probs_all.exp() * log_probs_all).sum(-1)
                 log_ratio = new_log_probs - b_log_probs[mb]
                 ratio = log_ratio.exp()
