@@ -164,15 +164,15 @@ class VectorPPOConfig:
                              "set critic_hidden_cards: false")
         check_network(self)
         check_ppo(self, "clip_coef")
-        if self.augment:
-            env = spec.vector_env_class()(1, **spec.env_kwargs(self.episode, self.num_players), **self.env_kwargs)
-            check_symmetries(spec, env.observation_size, env.num_actions)
         if self.env_kwargs:  # the batched env takes them too (the evaluation env's are checked above)
             try:
                 spec.vector_env_class()(1, **spec.env_kwargs(self.episode, self.num_players), **self.env_kwargs)
             except (TypeError, ValueError) as error:
                 raise ValueError(f"env_kwargs: the batched {spec.title} env does not take {self.env_kwargs!r:.200}: "
                                  f"{error}") from None
+        if self.augment:
+            env = spec.vector_env_class()(1, **spec.env_kwargs(self.episode, self.num_players), **self.env_kwargs)
+            check_symmetries(spec, env.observation_size, env.num_actions)
         if not 0 <= self.rule_games <= self.num_envs:
             raise ValueError(f"rule_games: expected 0..num_envs ({self.num_envs}), got {self.rule_games!r}")
         if not 0 <= self.pfsp <= 10:
