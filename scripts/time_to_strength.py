@@ -21,7 +21,6 @@ import argparse
 import csv
 import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -30,11 +29,11 @@ from pathlib import Path
 import yaml
 
 from cardenvs.train.evaluate import EvalConfig, evaluate
+from cardenvs.train.runs import KEPT_POLICY
 
 FIELDS = ["game", "trainer", "seed", "train_s", "decisions", "opponent", "deals", "episodes", "win_rate",
           "ci95_low", "ci95_high", "load_1min_start", "load_1min_end"]
 TRAINERS = {"batched": "cardenvs.train.vector_ppo", "sb3": "cardenvs.train.selfplay"}  # --trainer -> module
-KEPT = re.compile(r"train_(?P<seconds>[0-9.]+)s_step_(?P<steps>[0-9]+)\.npz")
 
 
 def train(config_path: Path, seed: int, seconds: float, every: float, run_dir: Path,
@@ -58,7 +57,7 @@ def train(config_path: Path, seed: int, seconds: float, every: float, run_dir: P
 def measure(run_dir: Path, game: str, opponent: str, deals: int, workers: int, eval_seed: int) -> list[dict]:
     rows = []
     kept = sorted((float(m["seconds"]), int(m["steps"]), p) for p in (run_dir / "policies").glob("train_*.npz")
-                   if (m := KEPT.fullmatch(p.name)))
+                   if (m := KEPT_POLICY.fullmatch(p.name)))
     for seconds, steps, policy in kept:
         spec = f"policy:path={policy.resolve()}"
         result = evaluate(EvalConfig(game=game, agents=[spec, opponent], deals=deals, seed=eval_seed,

@@ -210,6 +210,13 @@ def check_ppo(config: Any, clip: str) -> None:
             raise ValueError(f"{name}: expected a number {wanted}, got {getattr(config, name)!r}")
 
 
+def check_clock(config: Any) -> None:
+    """``train_seconds`` and ``keep_every_seconds``: seconds >= 0, 0 = off."""
+    if config.train_seconds < 0 or config.keep_every_seconds < 0:
+        raise ValueError(f"train_seconds, keep_every_seconds: expected >= 0 (0 = off), got "
+                         f"{config.train_seconds!r}, {config.keep_every_seconds!r}")
+
+
 def check_network(config: Any) -> None:
     """``net_arch`` (hidden layer sizes) and ``activation`` of a policy network."""
     if config.activation not in ("relu", "tanh"):

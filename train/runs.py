@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
@@ -262,6 +263,37 @@ def _check_run_dir(run_dir: Path, config: Any, resume: bool, resumable: tuple[st
     elif (run_dir / "checkpoints" / "latest.json").exists():
         raise ValueError(f"{run_dir} already holds a run; use --resume, or another run_dir")
     return checkpoint
+
+
+# a policy kept at a mark of the training clock, in a run's policies/ (scripts/time_to_strength.py reads them)
+KEPT_POLICY = re.compile(r"train_(?P<seconds>[0-9.]+)s_step_(?P<steps>[0-9]+)\.npz")
+
+
+class TrainingClock:
+    """A run's training seconds, its resumed sessions included, without the time spent on snapshots,
+    evaluations and checkpoints (added to ``paused``): what ``train_seconds`` limits and ``keep_every_seconds``
+    marks, the same in both trainers."""
+
+    def __init__(self, start: float, offset: float, limit: float, keep_every: float):
+        self.start, self.offset, self.limit, self.keep_every = start, offset, limit, keep_every
+        self.paused = 0.0
+        self.next_keep = (int(offset // keep_every) + 1) * keep_every if keep_every else float("inf")
+
+    def seconds(self) -> float:
+        return self.offset + time.perf_counter() - self.start - self.paused
+
+    def out_of_time(self) -> bool:
+        return bool(self.limit and self.seconds() >= self.limit)
+
+    def keep_path(self, run_dir: Path, steps: int, finished: bool) -> Path | None:
+        """Where to keep the policy now (``policies/train_<s>s_step_<N>.npz``) when a mark is due or the run
+        ends, else None."""
+        now = self.seconds()
+        if now < self.next_keep and not (finished and self.keep_every):
+            return None
+        while self.next_keep <= now:
+            self.next_keep += self.keep_every
+        return run_dir / "policies" / f"train_{round(now, 1)}s_step_{steps}.npz"
 
 
 def publish_outputs(config: Any, policy_path: Path, curve_png: Path) -> None:

@@ -34,9 +34,10 @@ import numpy as np
 
 from cardenvs.games import default_game
 
-from .config_files import check_game_config, check_network, check_ppo
+from .config_files import check_clock, check_game_config, check_network, check_ppo
 from .runs import (
     CheckpointError,
+    TrainingClock,
     append_curve,
     checkpoint_writes,
     commit_checkpoint,
@@ -113,9 +114,7 @@ class TrainConfig:
         )
         check_network(self)
         check_ppo(self, "clip_range")
-        if self.train_seconds < 0 or self.keep_every_seconds < 0:
-            raise ValueError(f"train_seconds, keep_every_seconds: expected >= 0 (0 = off), got "
-                             f"{self.train_seconds!r}, {self.keep_every_seconds!r}")
+        check_clock(self)
 
 
 # Fields that may change when a run is resumed (a curriculum: e.g. add baselines to the pool later).
@@ -241,18 +240,8 @@ def train(config: TrainConfig, resume: bool = False) -> Path:
     rollout = config.n_steps * config.num_envs
     bar = training_bar(config.total_steps, steps, f"selfplay {config.game}", config.progress)
     start, start_steps = time.perf_counter(), steps
-    paused = 0.0  # seconds of this session spent on snapshots, evaluations and checkpoints (not training)
-
-    def train_clock() -> float:
-        """Seconds of training so far, this run (resumed sessions included), without evaluations and checkpoints."""
-        return train_offset + time.perf_counter() - start - paused
-
-    def out_of_time() -> bool:
-        return bool(config.train_seconds and train_clock() >= config.train_seconds)
-
-    next_keep = (int(train_offset // config.keep_every_seconds) + 1) * config.keep_every_seconds \
-        if config.keep_every_seconds else float("inf")
-    while steps < config.total_steps and not out_of_time():
+    clock = TrainingClock(start, train_offset, config.train_seconds, config.keep_every_seconds)
+    while steps < config.total_steps and not clock.out_of_time():
         model.learn(total_timesteps=rollout, reset_num_timesteps=False, progress_bar=False)
         steps = model.num_timesteps
         wall = wall_offset + time.perf_counter() - start
@@ -260,14 +249,11 @@ def train(config: TrainConfig, resume: bool = False) -> Path:
         model.logger.record("time/steps_per_s", rate)
         bar.update(steps - bar.n)
         bar.set_postfix(steps_per_s=f"{rate:.0f}")
-        finished = steps >= config.total_steps or out_of_time()
-        pause_start = time.perf_counter()
-        if train_clock() >= next_keep or (finished and config.keep_every_seconds):
-            mark = round(train_clock(), 1)
-            (run_dir / "policies").mkdir(exist_ok=True)
-            save_policy(actor_weights(model, config.game), run_dir / "policies" / f"train_{mark}s_step_{steps}.npz")
-            while next_keep <= train_clock():
-                next_keep += config.keep_every_seconds
+        finished = steps >= config.total_steps or clock.out_of_time()
+        pause_start = time.perf_counter()  # keeping, snapshots, evaluations and checkpoints: not training time
+        keep = clock.keep_path(run_dir, steps, finished)
+        if keep:
+            save_policy(actor_weights(model, config.game), keep)
 
         if steps >= next_snapshot:
             pool.add_snapshot(Snapshot(f"step_{steps}", actor_weights(model, config.game)))
@@ -288,13 +274,13 @@ def train(config: TrainConfig, resume: bool = False) -> Path:
             while next_checkpoint <= steps:
                 next_checkpoint += config.checkpoint_every
             state = {"steps": steps, "wall_s": wall, "next_snapshot": next_snapshot, "next_eval": next_eval,
-                     "next_checkpoint": next_checkpoint, "config": asdict(config), "train_s": train_clock()}
+                     "next_checkpoint": next_checkpoint, "config": asdict(config), "train_s": clock.seconds()}
             save_checkpoint(run_dir, model, pool, envs, state, config.keep_checkpoints)
-        paused += time.perf_counter() - pause_start
+        clock.paused += time.perf_counter() - pause_start
     bar.close()
 
     # -- the results: the numpy policy and the learning curve
-    elapsed, trained_s = time.perf_counter() - start, train_clock()
+    elapsed, trained_s = time.perf_counter() - start, clock.seconds()
     policy_path = save_policy(actor_weights(model, config.game), run_dir / "policy.npz")
     plot_curve(curve_csv, run_dir / "learning_curve.png", f"{config.game}: {Path(config.run_dir).name}")
     wall_total = wall_offset + elapsed

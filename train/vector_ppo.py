@@ -45,10 +45,11 @@ from torch import nn
 from cardenvs.agents.policy import layer_names, load_policy, policy_arrays, policy_layers, save_policy
 from cardenvs.agents.registry import make_agent
 from cardenvs.games import default_game, game_spec
-from cardenvs.train.config_files import check_game_config, check_network, check_ppo, check_symmetries
+from cardenvs.train.config_files import check_clock, check_game_config, check_network, check_ppo, check_symmetries
 from cardenvs.train.runs import (
     CURVE_FIELDS,
     CheckpointError,
+    TrainingClock,
     checkpoint_writes,
     commit_checkpoint,
     evaluate_policy,
@@ -164,15 +165,14 @@ class VectorPPOConfig:
                              "set critic_hidden_cards: false")
         check_network(self)
         check_ppo(self, "clip_coef")
-        if self.env_kwargs:  # the batched env takes them too (the evaluation env's are checked above)
+        if self.env_kwargs or self.augment:  # the batched env takes them too (the evaluation env's are checked above)
             try:
-                spec.vector_env_class()(1, **spec.env_kwargs(self.episode, self.num_players), **self.env_kwargs)
+                env = spec.vector_env_class()(1, **spec.env_kwargs(self.episode, self.num_players), **self.env_kwargs)
             except (TypeError, ValueError) as error:
                 raise ValueError(f"env_kwargs: the batched {spec.title} env does not take {self.env_kwargs!r:.200}: "
                                  f"{error}") from None
-        if self.augment:
-            env = spec.vector_env_class()(1, **spec.env_kwargs(self.episode, self.num_players), **self.env_kwargs)
-            check_symmetries(spec, env.observation_size, env.num_actions)
+            if self.augment:
+                check_symmetries(spec, env.observation_size, env.num_actions)
         if not 0 <= self.rule_games <= self.num_envs:
             raise ValueError(f"rule_games: expected 0..num_envs ({self.num_envs}), got {self.rule_games!r}")
         if not 0 <= self.pfsp <= 10:
@@ -208,9 +208,7 @@ class VectorPPOConfig:
             raise ValueError(f"reward: expected 'env' or 'win_loss', got {self.reward!r}")
         if self.precision not in ("fp32", "bf16"):
             raise ValueError(f"precision: expected 'fp32' or 'bf16', got {self.precision!r}")
-        if self.train_seconds < 0 or self.keep_every_seconds < 0:
-            raise ValueError(f"train_seconds, keep_every_seconds: expected >= 0 (0 = off), got "
-                             f"{self.train_seconds!r}, {self.keep_every_seconds!r}")
+        check_clock(self)
         if self.win_bonus and (spec.partnerships or (self.episode or spec.train_episode) != spec.episodes["deal"]):
             raise ValueError(f"win_bonus: for the one-deal episodes of a game without partnerships, got "
                              f"game={self.game!r} episode={self.episode!r}")
@@ -717,14 +715,7 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
     T, B = config.num_steps, config.num_envs
     games = {"obs": obs, "mask": mask, "seat": seat}  # the current decision of every game
     start, start_steps, start_env_steps = time.perf_counter(), steps, env_steps
-    paused = 0.0  # seconds of this session spent evaluating and checkpointing (not training)
-
-    def train_clock() -> float:
-        """Seconds of training so far, this run (resumed sessions included), without evaluations and checkpoints."""
-        return train_offset + time.perf_counter() - start - paused
-
-    next_keep = (int(train_offset // config.keep_every_seconds) + 1) * config.keep_every_seconds \
-        if config.keep_every_seconds else float("inf")
+    clock = TrainingClock(start, train_offset, config.train_seconds, config.keep_every_seconds)
     episode_returns: list[float] = []
     return_so_far = torch.zeros(B, device=device)
     def evaluate_now() -> None:
@@ -748,12 +739,12 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
     if config.eval_at_start and checkpoint is None:  # the learning curve's first point: the untrained policy
         eval_start = time.perf_counter()
         evaluate_now()
-        paused += time.perf_counter() - eval_start
+        clock.paused += time.perf_counter() - eval_start
 
-    while steps < config.total_steps and not (config.train_seconds and train_clock() >= config.train_seconds):
+    while steps < config.total_steps and not clock.out_of_time():
         iteration += 1
         if config.anneal_lr:  # by the share of the budget used: decisions, or training seconds when given
-            used = max(steps / config.total_steps, train_clock() / config.train_seconds if config.train_seconds else 0)
+            used = max(steps / config.total_steps, clock.seconds() / clock.limit if clock.limit else 0)
             for group in optimizer.param_groups:
                 group["lr"] = config.learning_rate * max(1.0 - used, 0.05)
         rollout_start = time.perf_counter()
@@ -831,15 +822,11 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
                   f"kl {np.mean(approx_kls):.2e}, value loss {value_loss.item():.3f}; last iteration: rollout "
                   f"{rollout_s:.2f} s, update {update_s:.2f} s", file=sys.stderr)
             episode_returns = []
-        finished = steps >= config.total_steps or bool(config.train_seconds and train_clock() >= config.train_seconds)
-        if train_clock() >= next_keep or (finished and config.keep_every_seconds):
-            keep_start = time.perf_counter()
-            mark = round(train_clock(), 1)
-            save_policy(model.export_weights(config.game), run_dir / "policies" / f"train_{mark}s_step_{steps}.npz")
-            while next_keep <= train_clock():
-                next_keep += config.keep_every_seconds
-            paused += time.perf_counter() - keep_start
-        pause_start = time.perf_counter()
+        finished = steps >= config.total_steps or clock.out_of_time()
+        pause_start = time.perf_counter()  # keeping, snapshots, evaluations and checkpoints: not training time
+        keep = clock.keep_path(run_dir, steps, finished)
+        if keep:
+            save_policy(model.export_weights(config.game), keep)
 
         # -- the league, evaluation and checkpoints (as in cardenvs.train.selfplay)
         if steps >= next_snapshot:
@@ -865,14 +852,14 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
             state = {"steps": steps, "env_steps": env_steps, "iteration": iteration,
                      "wall_s": wall_offset + time.perf_counter() - start, "next_snapshot": next_snapshot,
                      "next_eval": next_eval, "next_checkpoint": next_checkpoint, "config": asdict(config),
-                     "train_s": train_clock()}
+                     "train_s": clock.seconds()}
             save_checkpoint(run_dir, model, optimizer, league, env, games,
                             seating, generator, state, config.keep_checkpoints)
-        paused += time.perf_counter() - pause_start
+        clock.paused += time.perf_counter() - pause_start
     writer.close()
 
     # -- the results: the numpy policy, the learning curve, the speed
-    elapsed, trained_s = time.perf_counter() - start, train_clock()
+    elapsed, trained_s = time.perf_counter() - start, clock.seconds()
     policy_path = save_policy(model.export_weights(config.game), run_dir / "policy.npz")
     plot_curve(curve_csv, run_dir / "learning_curve.png", f"{config.game}: {run_dir.name} (batched PPO)")
     summary = {"steps": steps, "env_steps": env_steps, "wall_s": wall_offset + elapsed, "train_s": trained_s,
