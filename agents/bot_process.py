@@ -55,9 +55,11 @@ class ProcessBot(Agent):
 
     name = "exec"
     needs_env = True  # to know its seat and the text view of the table (built from that seat's view only)
+    out_of_process = True  # the harness seeds it one way (evaluate.agent_seed): its seed is sent to it
 
     def __init__(self, path: str, game: str, seed: int | None = None, timeout: float = 5.0,
-                 startup: float = 10.0, log: str | None = None, num_players: int | None = None):
+                 startup: float = 10.0, log: str | None = None, num_players: int | None = None,
+                 command: list[str] | None = None):
         super().__init__(seed)
         program = Path(path).expanduser()
         if not program.is_file():
@@ -68,6 +70,7 @@ class ProcessBot(Agent):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 3600:
                 raise ValueError(f"exec: {key} must be a number of seconds in (0, 3600], got {value!r}")
         self.program = str(program.resolve())
+        self.command = list(command) if command else [self.program]  # argv: the program, or what hosts an agent
         self.game = game
         self.num_players = game_spec(game).players_or_fixed(num_players)
         self.timeout = float(timeout)
@@ -84,7 +87,7 @@ class ProcessBot(Agent):
         stderr = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115 (closed below)
         try:
             self.process = subprocess.Popen(
-                [self.program], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, shell=False,
+                self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, shell=False,
                 start_new_session=True, preexec_fn=_die_with_parent, close_fds=True, bufsize=0)
         except OSError as error:
             raise ValueError(f"exec: cannot start {self.program}: {error.strerror or error}") from None
@@ -181,6 +184,7 @@ class ProcessBot(Agent):
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         self._new_episode = True
+        self._episode_seed = seed
 
     def observe_env(self, env: Any) -> None:
         agent = env.agent_selection
@@ -197,7 +201,7 @@ class ProcessBot(Agent):
         else:
             deadline = time.perf_counter() + self.timeout
         if self._new_episode:
-            self._send({"type": "start", "seat": self._seat}, deadline)
+            self._send({"type": "start", "seat": self._seat, "seed": getattr(self, "_episode_seed", None)}, deadline)
             self._new_episode = False
         self._send({
             "type": "act", "protocol": PROTOCOL_VERSION, "game": self.game, "seat": self._seat,

@@ -166,6 +166,7 @@ class OutsideAgent(Agent):
         self.inner = inner
         self.name = spec
         self.needs_env = bool(getattr(inner, "needs_env", False))
+        self.out_of_process = bool(getattr(inner, "out_of_process", False))  # a bot process: seeded one way
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)

@@ -412,6 +412,7 @@ class OracleAgent(SearchAgent):
     """
 
     name = "oracle"
+    sees_hidden_cards = True  # never a benchmark candidate (cardenvs benchmark refuses it)
 
     def __init__(self, game: str, seed: int | None = None, iterations: int = 200, ms: float | None = None,
                  rollout: str = "random", num_players: int | None = None, sees: str = "all", worlds: int = 8,

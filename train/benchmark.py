@@ -22,21 +22,27 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import secrets
+import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from cardenvs.agents.bot_process import ProcessBot
+from cardenvs.agents.outside import is_import_path
 from cardenvs.agents.policy import trained_path
-from cardenvs.agents.registry import check_agent
+from cardenvs.agents.registry import AGENTS, check_agent, check_spec, make_agent, parse_spec
 from cardenvs.games import GAME_NAMES, canonical_game, game_spec, games_help
 
+from .benchmark_record import verify, write_record
 from .cluster import cardenvs_version, check_ray_address, cluster_cpus
 from .evaluate import (
     EvalConfig,
+    _points_meaning,
     agent_labels,
     check_writable,
     chunk_subfolder,
@@ -50,6 +56,7 @@ from .evaluate import (
 from .stats import ELO, fit_ladder, place_on_ladder
 
 LEVELS = ("full", "quick")
+HOST_STARTUP = 60.0  # seconds a hosted candidate (Python code) has to import and build before its first move
 
 
 @dataclass(frozen=True)
@@ -60,7 +67,7 @@ class Protocol:
     game: str
     num_players: int
     unit: str
-    seed: int
+    seed: int | None  # None: secret, drawn fresh for every run (v2 on); an int: public, fixed by the file (v1)
     anchor: str  # the reference agent rated 0
     opponents: list[dict[str, Any]]  # {"spec", "deals", "quick_deals"}
     pinned: dict[str, str]  # agent spec -> SHA-256 of the policy file it plays
@@ -101,9 +108,11 @@ def load_protocol(game: str, version_number: int | None = None) -> Protocol:
                          f"{', '.join(f.name[:-5].replace('_v', '-v') for f in files)}")
     text = chosen.read_bytes()
     data = json.loads(text)
-    ladder_file = chosen.parent / chosen.name.replace(".json", "_ladder.json")
+    # its own ladder, or the one it names (a version that changes only how deals are drawn keeps its ratings)
+    ladder_file = chosen.parent / data.get("ladder", chosen.name.replace(".json", "_ladder.json"))
     ladder = json.loads(ladder_file.read_text()) if ladder_file.is_file() else None
-    return Protocol(data["protocol"], data["game"], data["num_players"], data["unit"], data["seed"],
+    seed = None if data["seed"] == "secret" else int(data["seed"])
+    return Protocol(data["protocol"], data["game"], data["num_players"], data["unit"], seed,
                     data["anchor"], data["opponents"], data.get("pinned", {}), hashlib.sha256(text).hexdigest(),
                     ladder)
 
@@ -129,13 +138,31 @@ class BenchmarkSettings:
     chunks: str | None = None  # folder of finished chunks, one subfolder per match: a rerun resumes
     deals: int | None = None  # custom: this many deals against every opponent
     opponents: list[str] | None = None  # custom: only these opponents of the suite
-    seed: int | None = None  # custom: a private seed (deals no agent can have looked up)
+    seed: int | None = None  # a revealed seed: replay that run's deals (a protocol with a public seed: custom)
+    version: int | None = None  # the protocol's version (default: the latest)
+    allow_env: bool = False  # let a candidate that reads the env (all hands) play: never comparable
 
     @property
     def custom(self) -> list[str]:
         return [f"{key}={value if not isinstance(value, list) else ','.join(value)}"
                 for key, value in (("deals", self.deals), ("opponents", self.opponents), ("seed", self.seed))
                 if value is not None]
+
+
+def seed_commitment(seed: int) -> str:
+    """The SHA-256 a scorecard publishes before its first deal; the seed, revealed after the last, must match it."""
+    return hashlib.sha256(f"cardenvs-benchmark-seed:{seed}".encode()).hexdigest()
+
+
+def draw_seed(protocol: Protocol, settings: BenchmarkSettings) -> tuple[int, str]:
+    """The run's seed and how it was drawn: ``secret`` (fresh from :mod:`secrets`, never on an argv, in an
+    environment or in a file while bots run), ``replay`` (a revealed seed given back), ``public`` (the seed a
+    v1 protocol file fixes: any bot can know every hand), ``custom`` (a seed of your choice on a v1 protocol)."""
+    if settings.seed is not None:
+        return settings.seed, "replay" if protocol.seed is None else "custom"
+    if protocol.seed is None:
+        return secrets.randbits(63), "secret"
+    return protocol.seed, "public"
 
 
 def _plan(protocol: Protocol, settings: BenchmarkSettings) -> list[tuple[str, int]]:
@@ -155,12 +182,15 @@ def _plan(protocol: Protocol, settings: BenchmarkSettings) -> list[tuple[str, in
     if settings.seed is not None and (isinstance(settings.seed, bool) or not isinstance(settings.seed, int)
                                       or settings.seed < 0):
         raise ValueError(f"--seed: expected an int >= 0, got {settings.seed!r}")
+    if settings.chunks and protocol.seed is None and settings.seed is None:
+        raise ValueError("--chunks: a run on secret deals cannot be resumed (its seed would have to sit in a file "
+                         "while bots run); resume a revealed run with --seed, or drop --chunks")
     return [(o["spec"], settings.deals or protocol.deals(o, settings.level)) for o in chosen]
 
 
-def _match_config(protocol: Protocol, settings: BenchmarkSettings, agents: list[str], deals: int) -> EvalConfig:
-    return EvalConfig(game=protocol.game, agents=agents, deals=deals,
-                      seed=protocol.seed if settings.seed is None else settings.seed,
+def _match_config(protocol: Protocol, settings: BenchmarkSettings, agents: list[str], deals: int,
+                  seed: int) -> EvalConfig:
+    return EvalConfig(game=protocol.game, agents=agents, deals=deals, seed=seed,
                       num_players=protocol.num_players, unit=protocol.unit, workers=settings.workers, progress=False,
                       ray_address=settings.ray_address, chunks=chunk_subfolder(settings.chunks, "_vs_".join(agents)))
 
@@ -183,47 +213,67 @@ def _match_row(config: EvalConfig, records: list, opponent: str) -> tuple[dict[s
                  "opponent_ms_per_decision": timing[theirs_label]["ms_per_decision"]}
 
 
-def run_benchmark(agent: Any, game: str, settings: BenchmarkSettings | None = None) -> dict[str, Any]:
+def run_benchmark(agent: Any, game: str, settings: BenchmarkSettings | None = None,
+                  announce: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Play ``agent`` (a spec or an agent object, as :func:`~cardenvs.train.evaluate.evaluate_agents` takes)
-    against the protocol's suite; the scorecard (``"timing"`` holds what varies between runs)."""
+    against the protocol's suite; the scorecard (``"timing"`` and ``"record"`` hold what is not in
+    scorecard.json). ``announce`` is given the seed's commitment line before the first deal."""
     settings = settings or BenchmarkSettings()
-    protocol = load_protocol(game)
+    protocol = load_protocol(game, settings.version)
     plan = _plan(protocol, settings)
     check_pins(protocol)
     (candidate,), objects = object_labels([agent], protocol.game)
-    if candidate not in objects:
-        check_agent(candidate, protocol.game, **game_spec(protocol.game).env_info(protocol.num_players))
     for opponent, _ in plan:
         check_agent(opponent, protocol.game, **game_spec(protocol.game).env_info(protocol.num_players))
+    how, objects = place_candidate(candidate, objects, protocol, settings.allow_env)
+    seed, drawn = draw_seed(protocol, settings)
+    commitment = seed_commitment(seed)
+    if announce:
+        announce(f"seed commitment: sha256 {commitment} ({drawn} deals; the seed is revealed with the scorecard)")
     bar = progress_bar(sum(d for _, d in plan), settings.progress, f"benchmark {protocol.name}")
-    rows, timing = [], []
+    rows, timing, record = [], [], []
     workers = 1
     start = time.perf_counter()
     try:
         for opponent, deals in plan:
-            config = _match_config(protocol, settings, [candidate, opponent], deals)
+            config = _match_config(protocol, settings, [candidate, opponent], deals, seed)
             workers = max(workers, worker_count(config)[0])
             began = time.perf_counter()
-            row, clock = _match_row(config, run_records(config, objects, bar=bar), opponent)
+            records = run_records(config, objects, bar=bar)
+            row, clock = _match_row(config, records, opponent)
             rows.append(row)
+            record.append({"opponent": opponent, "deals": deals, "episodes": records})
             timing.append({**clock, "wall_seconds": time.perf_counter() - began})
     finally:
         bar.close()
-    card = scorecard(protocol, settings, candidate, rows)
+    card = scorecard(protocol, settings, candidate, rows, seed, drawn, how)
     card["timing"] = {"matches": timing, "wall_seconds": time.perf_counter() - start,
                       "workers": cluster_cpus(settings.ray_address) if settings.ray_address else workers}
+    card["record"] = record
     return card
 
 
-def scorecard(protocol: Protocol, settings: BenchmarkSettings, candidate: str, rows: list[dict]) -> dict[str, Any]:
-    """The deterministic part of a benchmark's result: rows, the worst match-up, the rating on the ladder."""
-    level = "custom" if settings.custom else settings.level
+def scorecard(protocol: Protocol, settings: BenchmarkSettings, candidate: str, rows: list[dict], seed: int,
+              drawn: str, how: dict[str, Any]) -> dict[str, Any]:
+    """The deterministic part of a benchmark's result: rows, the worst match-up, the rating on the ladder, the
+    seed with its commitment and how the candidate ran."""
+    custom = [c for c in settings.custom if drawn != "replay" or not c.startswith("seed=")]
+    level = "custom" if custom else settings.level
+    not_comparable = list(custom)
+    if drawn == "replay":
+        not_comparable.append("a replay of revealed deals")
+    if drawn == "public":
+        not_comparable.append(f"public deals (the seed is in {protocol.name}'s file: a bot can know every hand)")
+    if how.get("sees_env"):
+        not_comparable.append("the candidate reads the env, every hand included (--allow-env)")
     card: dict[str, Any] = {
         "protocol": protocol.name, "protocol_sha256": protocol.sha256, "level": level,
-        "comparable": not settings.custom, "custom": settings.custom, "cardenvs": cardenvs_version(),
-        "game": protocol.game,
+        "protocol_level": settings.level, "comparable": not not_comparable, "not_comparable": not_comparable,
+        "custom": custom,
+        "cardenvs": cardenvs_version(), "game": protocol.game,
         "num_players": protocol.num_players, "unit": protocol.unit,
-        "seed": protocol.seed if settings.seed is None else settings.seed, "agent": candidate, "rows": rows,
+        "seed": seed, "seed_sha256": seed_commitment(seed), "deals_drawn": drawn, "replay": drawn == "replay",
+        "agent": candidate, "candidate": how, "points_meaning": _points_meaning(protocol.game), "rows": rows,
         # the worst real match-up: an agent against its own copy (a reference agent's scorecard) is no test
         "worst": min([r for r in rows if r["opponent"] != candidate] or rows, key=lambda r: r["win_rate"])["opponent"],
     }
@@ -242,22 +292,97 @@ def scorecard(protocol: Protocol, settings: BenchmarkSettings, candidate: str, r
     return card
 
 
+# --------------------------------------------------------------- candidates
+def place_candidate(candidate: str, objects: dict[str, Any], protocol: Protocol,
+                    allow_env: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    """How the candidate will run, checked before any deal, and the agent objects of the run.
+
+    An ``exec:`` bot runs in its sandbox; an import path, an entry point or an ONNX network is played by
+    :mod:`cardenvs.agents.host` behind the bot protocol, in the same sandbox, so its code never runs in this
+    process (it is even checked there); an agent of the package runs here; an object handed over from Python
+    runs here too, as trusted code. An agent that reads the env (every hand) is refused unless ``allow_env``.
+    """
+    game, info = protocol.game, game_spec(protocol.game).env_info(protocol.num_players)
+    refuse = (f"candidate {candidate!r} reads the env, every hand included: it cannot be benchmarked "
+              "(--allow-env plays it anyway, on a scorecard marked not comparable)")
+    if candidate in objects:
+        if getattr(objects[candidate], "needs_env", False) and not allow_env:
+            raise ValueError(refuse)
+        return {"form": "Python object", "runs": "in process", "verified": False, "sees_env": bool(
+            getattr(objects[candidate], "needs_env", False)), "trust": "trusted code, not verified"}, objects
+    name, _ = parse_spec(candidate)
+    check_spec(candidate, game) if name in AGENTS[game] else None
+    if name in AGENTS[game] and name not in ("exec", "onnx"):
+        agent = make_agent(candidate, game, seed=0, **info)
+        agent.close()
+        if getattr(agent, "sees_hidden_cards", False) and not allow_env:
+            raise ValueError(refuse)
+        return {"form": "agent of the package", "runs": "in process", "verified": True,
+                "sees_env": bool(getattr(agent, "sees_hidden_cards", False))}, objects
+    if name == "exec":
+        check_agent(candidate, game, **info)
+        bot = make_agent(candidate, game, seed=0, **info)
+    else:
+        form = "ONNX network" if name == "onnx" else "import path" if is_import_path(name) else "entry point"
+        verdict = host_check(candidate, protocol)
+        if not verdict["ok"]:
+            raise ValueError(f"agent {candidate!r}: {verdict['error']}")
+        if verdict["needs_env"]:
+            if not allow_env:
+                raise ValueError(refuse)
+            check_agent(candidate, game, **info)  # --allow-env: it plays here, where it can see the env
+            return {"form": form, "runs": "in process", "verified": False, "sees_env": True}, objects
+        bot = hosted_bot(candidate, protocol)
+        objects = {**objects, candidate: bot}
+    mechanism = getattr(bot, "sandbox_mechanism", "") if getattr(bot, "sandboxed", False) else ""
+    how = {"form": "bot process" if name == "exec" else form,
+           "runs": f"sandboxed process ({mechanism})" if mechanism else "process, not sandboxed",
+           "verified": bool(mechanism), "sees_env": False}
+    if not mechanism:
+        how["trust"] = "no sandbox on this machine: not verified"
+    return how, objects
+
+
+def _host_command(candidate: str, protocol: Protocol, *flags: str) -> list[str]:
+    return [sys.executable, "-m", "cardenvs.agents.host", "--game", protocol.game, "--num-players",
+            str(protocol.num_players), *flags, candidate]
+
+
+def hosted_bot(candidate: str, protocol: Protocol) -> ProcessBot:
+    """A bot process that plays ``candidate`` (Python code) through :mod:`cardenvs.agents.host`."""
+    return ProcessBot(sys.executable, protocol.game, num_players=protocol.num_players, startup=HOST_STARTUP,
+                      command=_host_command(candidate, protocol))
+
+
+def host_check(candidate: str, protocol: Protocol) -> dict[str, Any]:
+    """Build the candidate once in a host process (never here): ``{"ok", "needs_env"}`` or ``{"ok", "error"}``."""
+    command = _host_command(candidate, protocol, "--check")
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=HOST_STARTUP, check=False)
+        return json.loads(done.stdout.strip().splitlines()[-1])
+    except subprocess.TimeoutExpired:
+        return {"ok": False, "error": f"not built within {HOST_STARTUP:g} s"}
+    except (ValueError, IndexError):
+        return {"ok": False, "error": f"its host process failed: {(done.stderr or '').strip()[-300:]}"}
+
+
 # ----------------------------------------------------------- reference ladder
 def build_ladder(game: str, settings: BenchmarkSettings) -> dict[str, Any]:
     """Play the protocol's round robin among its reference agents and fit their ratings (random = 0).
 
     Each pair plays the protocol's deal count of the dearer of the two (``--quick``: its quick count).
     """
-    protocol = load_protocol(game)
+    protocol = load_protocol(game, settings.version)
     check_pins(protocol)
     plan = dict(_plan(protocol, settings))
+    seed, _ = draw_seed(protocol, settings)  # a secret protocol's ladder is played on fresh deals, then published
     specs = list(plan)
     pairs = [(a, b) for i, a in enumerate(specs) for b in specs[i + 1:]]
     bar = progress_bar(sum(min(plan[a], plan[b]) for a, b in pairs), settings.progress, f"ladder {protocol.name}")
     matches = []
     try:
         for a, b in pairs:
-            config = _match_config(protocol, settings, [a, b], min(plan[a], plan[b]))
+            config = _match_config(protocol, settings, [a, b], min(plan[a], plan[b]), seed)
             row, _ = _match_row(config, run_records(config, bar=bar), b)
             matches.append({"a": a, "b": b, "deals": config.deals, "episodes": row["episodes"],
                             "a_wins": row["wins"], "b_wins": row["opponent_wins"]})
@@ -265,7 +390,7 @@ def build_ladder(game: str, settings: BenchmarkSettings) -> dict[str, Any]:
         bar.close()
     ratings = fit_ladder([(m["a"], m["b"], m["a_wins"], m["b_wins"]) for m in matches], protocol.anchor)
     return {"protocol": protocol.name, "protocol_sha256": protocol.sha256,
-            "level": "custom" if settings.custom else settings.level, "anchor": protocol.anchor,
+            "level": "custom" if settings.custom else settings.level, "anchor": protocol.anchor, "seed": seed,
             "ratings": {name: round(value, 2) for name, value in sorted(ratings.items(), key=lambda kv: kv[1])},
             "matches": matches}
 
@@ -274,11 +399,13 @@ def build_ladder(game: str, settings: BenchmarkSettings) -> dict[str, Any]:
 def format_scorecard(card: dict[str, Any]) -> str:
     """The scorecard as a table (no timings: the text is the same in every run)."""
     labels = display_labels([card["agent"]])
-    seed_note = f"seed {card['seed']}" + ("" if card["comparable"] else f", CUSTOM ({'; '.join(card['custom'])}): "
-                                          "not comparable with the protocol's scorecards")
+    seed_note = (f"{card['deals_drawn']} deals, seed {card['seed']} (sha256 {card['seed_sha256'][:16]}...)"
+                 + ("" if card["comparable"] else f"; NOT COMPARABLE: {'; '.join(card['not_comparable'])}"))
+    how = card["candidate"]
     lines = [f"benchmark {card['protocol']} ({card['level']}), {card['game']} {card['num_players']} players, "
              f"{seed_note}",
-             f"agent: {labels[card['agent']]}",
+             f"agent: {labels[card['agent']]} ({how['form']}, ran {how['runs']}: "
+             f"{'verified' if how['verified'] else how.get('trust', 'not verified')})",
              f"{'opponent':<22} {'deals':>6} {'episodes':>8} {'win rate':>9} {'95% CI':>17} {'points':>8} "
              f"{'forfeits':>8}"]
     for row in card["rows"]:
@@ -296,6 +423,8 @@ def format_scorecard(card: dict[str, Any]) -> str:
         lines.append(f"rating {rating['value']:.0f} [{rating['ci95'][0]:.0f}, {rating['ci95'][1]:.0f}] on the "
                      f"{card['protocol']} ladder ({rating['ladder_level']}): {where}")
         lines.append(f"  scale: {rating['scale']}")
+    if card.get("points_meaning"):
+        lines.append(f"points: {card['points_meaning']}")
     for reason_row in card["rows"]:
         for reason in reason_row.get("forfeit_reasons", []):
             lines.append(f"forfeit vs {reason_row['opponent']}: {reason}")
@@ -314,14 +443,17 @@ def format_timing(card: dict[str, Any]) -> str:
 
 
 def write_scorecard(card: dict[str, Any], out: str | Path) -> list[str]:
-    """scorecard.json and scorecard.txt (the same in every run), timing.json, and scorecard.png (matplotlib)."""
+    """scorecard.json and scorecard.txt (the same for the same seed), timing.json, record.jsonl.gz (every
+    decision, for ``cardenvs benchmark verify``) and scorecard.png (matplotlib)."""
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    fixed = {key: value for key, value in card.items() if key != "timing"}
+    fixed = {key: value for key, value in card.items() if key not in ("timing", "record")}
     (folder / "scorecard.json").write_text(json.dumps(fixed, indent=1, sort_keys=True) + "\n")
     (folder / "scorecard.txt").write_text(format_scorecard(card) + "\n")
     (folder / "timing.json").write_text(json.dumps(card.get("timing", {}), indent=1) + "\n")
     written = ["scorecard.json", "scorecard.txt", "timing.json"]
+    if "record" in card:
+        written.append(write_record(card, folder))
     if plot_scorecard(card, folder / "scorecard.png"):
         written.append("scorecard.png")
     return written
@@ -382,32 +514,65 @@ def build_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog="Forms of --agent: docs/benchmark.md. Protocols: "
                                             + ", ".join(load_protocol(g).name for g in GAME_NAMES
-                                                        if _protocol_files(g)))
+                                                        if _protocol_files(g))
+                                            + ". Check a run: cardenvs benchmark verify DIR [--sample N].")
     parser.add_argument("--game", required=True, help=games_help())
     parser.add_argument("--agent", help="the agent to place: a registered name, module.path:attr, "
                                         "exec:path=PROGRAM, onnx:path=FILE, policy:path=FILE.npz, ...")
     parser.add_argument("--quick", action="store_true", help="the protocol's quick deal counts (minutes)")
-    parser.add_argument("--out", help="folder for scorecard.json/txt/png and timing.json")
+    parser.add_argument("--out", help="folder for scorecard.json/txt/png, record.jsonl.gz and timing.json "
+                                      "(default: runs/benchmark/<game>-<agent>-<UTC time>; every run writes them)")
     parser.add_argument("--workers", type=int, default=1, help="processes (2 uses both cores of a 2-core machine)")
     parser.add_argument("--ray-address", dest="ray_address", metavar="ADDRESS|auto|local",
                         help="play the deals as Ray tasks on a cluster (docs/scale_out.md)")
     parser.add_argument("--chunks", metavar="FOLDER", help="save finished chunks of deals there; a rerun with "
-                                                           "the same folder plays only the rest")
+                                                           "the same folder plays only the rest (not on secret deals)")
     parser.add_argument("--no-progress", action="store_false", dest="progress", help="no progress bar")
     parser.add_argument("--deals", type=int, help="custom: this many deals against each opponent (not comparable)")
     parser.add_argument("--opponents", help="custom: a comma-separated subset of the suite (not comparable)")
-    parser.add_argument("--seed", type=int, help="custom: a private seed, for deals nobody could have looked up "
-                                                  "(not comparable)")
+    parser.add_argument("--seed", type=int, help="replay the deals of a run whose seed its scorecard revealed "
+                                                  "(marked a replay, not comparable)")
+    parser.add_argument("--protocol", type=int, dest="version", metavar="N",
+                        help="the protocol's version (default: the latest); v1's deals are public")
+    parser.add_argument("--allow-env", action="store_true", help="let a candidate that reads the env (every "
+                        "hand) play, in this process, on a scorecard marked not comparable")
     parser.add_argument("--build-ladder", action="store_true",
                         help="play the reference agents' round robin and write the ladder (maintainers)")
     return parser
 
 
+def default_out(game: str, agent: str) -> Path:
+    """Where a run without ``--out`` writes: every run leaves its scorecard and its record."""
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in agent)[:40]
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    return Path("runs") / "benchmark" / f"{canonical_game(game)}-{name}-{stamp}"
+
+
+def verify_main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(prog="cardenvs benchmark verify", description=verify.__doc__.splitlines()[0])
+    parser.add_argument("folder", help="a benchmark run's --out folder (scorecard.json, record.jsonl.gz)")
+    parser.add_argument("--sample", type=int, help="recompute the opponents' moves in this many random episodes "
+                                                   "only (every result is still recomputed)")
+    parser.add_argument("--no-progress", action="store_false", dest="progress", help="no progress bar")
+    args = parser.parse_args(argv)
+    try:
+        verdict = verify(args.folder, sample=args.sample, progress=args.progress)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(f"{verdict.message} ({verdict.seconds:.0f} s)" if verdict.ok else f"FAILED: {verdict.message}")
+    return 0 if verdict.ok else 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["verify"]:
+        return verify_main(argv[1:])
     args = build_parser().parse_args(argv)
     settings = BenchmarkSettings(level="quick" if args.quick else "full", workers=args.workers,
                                  progress=args.progress, deals=args.deals, seed=args.seed,
-                                 ray_address=args.ray_address, chunks=args.chunks,
+                                 ray_address=args.ray_address, chunks=args.chunks, version=args.version,
+                                 allow_env=args.allow_env,
                                  opponents=args.opponents.split(",") if args.opponents else None)
     try:
         if args.workers < 1:
@@ -415,9 +580,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_ray_address(args.ray_address)
         if args.build_ladder == bool(args.agent):
             raise ValueError("give --agent SPEC (or, to rebuild the reference ladder, --build-ladder)")
-        if args.out:
-            check_writable(args.out)
         if args.build_ladder:
+            if args.out:
+                check_writable(args.out)
             ladder = build_ladder(args.game, settings)
             out = Path(args.out) if args.out else Path(".")
             target = out / f"{canonical_game(args.game)}_v{ladder['protocol'].rsplit('-v', 1)[1]}_ladder.json"
@@ -425,15 +590,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("\n".join(f"{name:<24} {value:>8.1f}" for name, value in ladder["ratings"].items()))
             print(f"wrote {target}")
             return 0
-        card = run_benchmark(args.agent, args.game, settings)
+        out = Path(args.out) if args.out else default_out(args.game, args.agent)
+        check_writable(out)
+        card = run_benchmark(args.agent, args.game, settings, announce=lambda line: print(line, flush=True))
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print(format_scorecard(card))
     print(format_timing(card))
-    if args.out:
-        written = write_scorecard(card, args.out)
-        print(f"wrote {', '.join(f'{args.out}/{name}' for name in written)}")
+    written = write_scorecard(card, out)
+    print(f"wrote {', '.join(f'{out}/{name}' for name in written)}; check it: cardenvs benchmark verify {out}")
     return 0
 
 

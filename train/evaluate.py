@@ -148,6 +148,7 @@ class Record:
     seconds: list[float] = field(default_factory=list)  # per seat: time its agent spent deciding
     max_seconds: list[float] = field(default_factory=list)  # per seat: its slowest decision
     seat_decisions: list[int] = field(default_factory=list)  # per seat: decisions its agent made
+    actions: list[int] = field(default_factory=list)  # every action played, in order (the benchmark's record)
 
 
 # ---------------------------------------------------------------- line-ups
@@ -209,6 +210,7 @@ class Episode:
     seat_decisions: list[int]
     forfeit_seat: int | None = None
     forfeit_reason: str = ""
+    actions: list[int] = field(default_factory=list)
 
 
 def play_episode(env, agents: Sequence, options: dict[str, Any], seed: int) -> Episode:
@@ -243,6 +245,7 @@ def play_episode(env, agents: Sequence, options: dict[str, Any], seed: int) -> E
             episode.max_seconds[seat] = max(episode.max_seconds[seat], spent)
             episode.seat_decisions[seat] += 1
         env.step(action)
+        episode.actions.append(action)
         episode.decisions += 1
     return episode
 
@@ -289,17 +292,43 @@ def _play_chunk(args: tuple[EvalConfig, list[int], dict[str, Any], dict[str, Any
                         agent = (object_agent(objects[spec], spec, config) if spec in objects
                                  else make_agent(local_spec(spec, files), config.game, seed=None, **extra))
                         cache[(label, seat)] = agent
-                    agent.reset(seed=int(np.random.SeedSequence([config.seed, deal, index, seat]).generate_state(1)[0]))
                     agents.append(agent)
-                episode = play_episode(env, agents, options, seed=config.seed * 1_000_003 + deal)
-                points, winners = _outcome(config, list(seats), episode)
-                records.append(Record(deal, index, list(seats), episode.rewards, points, winners, episode.truncated,
-                                      episode.decisions, episode.forfeit_seat, episode.forfeit_reason,
-                                      episode.seconds, episode.max_seconds, episode.seat_decisions))
+                records.append(play_record(config, env, deal, index, list(seats), agents, options))
     finally:  # bots' processes end here, whatever happened
         for agent in cache.values():
             agent.close()
     return records
+
+
+def play_record(config: EvalConfig, env: Any, deal: int, arrangement: int, seats: list[str], agents: Sequence,
+                options: dict[str, Any] | None = None) -> Record:
+    """Play one episode (``deal`` in seat arrangement ``arrangement``) and its :class:`Record`.
+
+    The one way an episode is seeded and scored: every agent is reset with :func:`agent_seed`, the env with a
+    seed of (seed, deal); ``cardenvs benchmark verify`` replays a run through here too.
+    """
+    for seat, agent in enumerate(agents):
+        agent.reset(seed=agent_seed(config.seed, deal, arrangement, seat,
+                                    one_way=getattr(agent, "out_of_process", False)))
+    options = deal_options(config, deal) if options is None else options
+    episode = play_episode(env, agents, options, seed=config.seed * 1_000_003 + deal)
+    points, winners = _outcome(config, seats, episode)
+    return Record(deal, arrangement, seats, episode.rewards, points, winners, episode.truncated, episode.decisions,
+                  episode.forfeit_seat, episode.forfeit_reason, episode.seconds, episode.max_seconds,
+                  episode.seat_decisions, episode.actions)
+
+
+def agent_seed(seed: int, deal: int, arrangement: int, seat: int, one_way: bool = False) -> int:
+    """The seed an agent is reset with for one episode: a pure function of the run's seed and the episode.
+
+    ``one_way`` (a bot in another process, which is sent its seed): a SHA-256 of them, from which no bot can work
+    back to the run's seed and so to the deals (the in-process agents keep numpy's seeding, so that the results
+    of every earlier run replay unchanged).
+    """
+    if one_way:
+        text = f"cardenvs-agent-seed:{seed}:{deal}:{arrangement}:{seat}".encode()
+        return int.from_bytes(hashlib.sha256(text).digest()[:4], "big")
+    return int(np.random.SeedSequence([seed, deal, arrangement, seat]).generate_state(1)[0])
 
 
 def object_agent(obj: Any, label: str, config: EvalConfig) -> Agent:
