@@ -38,7 +38,8 @@ MAX_LINE = 1 << 16  # bytes: a longer answer is garbage
 _PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent() -> None:  # pragma: no cover (runs in the child between fork and exec)
+def die_with_parent() -> None:  # pragma: no cover (runs in the child between fork and exec)
+    """Linux: this process is killed (SIGKILL) when its parent dies, however the parent dies."""
     try:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     except (OSError, AttributeError):
@@ -88,7 +89,7 @@ class ProcessBot(Agent):
         try:
             self.process = subprocess.Popen(
                 self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, shell=False,
-                start_new_session=True, preexec_fn=_die_with_parent, close_fds=True, bufsize=0)
+                start_new_session=True, preexec_fn=die_with_parent, close_fds=True, bufsize=0)
         except OSError as error:
             raise ValueError(f"exec: cannot start {self.program}: {error.strerror or error}") from None
         finally:

@@ -25,10 +25,13 @@ ROOT = Path(__file__).resolve().parent.parent
 CHEAP = ["random", "rules_basic"]
 
 
+@pytest.mark.parametrize("version", [1, 2])
 @pytest.mark.parametrize("game", PROTOCOL_GAMES)
-def test_each_game_has_a_complete_pinned_protocol_and_its_ladder(game):
-    protocol = load_protocol(game)
-    assert protocol.name == f"{game}-v1" and protocol.game == game
+def test_each_game_has_a_complete_pinned_protocol_and_its_ladder(game, version):
+    protocol = load_protocol(game, version)
+    assert protocol.name == f"{game}-v{version}" and protocol.game == game
+    # v1 fixed a public seed; v2 (the latest) draws the deals secretly for each run, on v1's suite and ladder
+    assert (protocol.seed is None) == (version == 2) and load_protocol(game).name == f"{game}-v2"
     specs = protocol.specs
     spec = game_spec(game)
     assert specs[0] == "random" and {"rules_basic", "rules_strong"} & set(spec.agents) <= set(specs)
@@ -40,7 +43,8 @@ def test_each_game_has_a_complete_pinned_protocol_and_its_ladder(game):
         assert "trained" in specs
         assert protocol.pinned["trained"] == hashlib.sha256(trained_path(game).read_bytes()).hexdigest()
     ladder = protocol.ladder
-    assert ladder is not None and ladder["protocol_sha256"] == protocol.sha256
+    assert ladder is not None and ladder["protocol_sha256"] == load_protocol(game, 1).sha256
+    assert protocol.opponents == load_protocol(game, 1).opponents
     assert set(ladder["ratings"]) == set(specs) and ladder["ratings"][protocol.anchor] == 0
     pairs = {(m["a"], m["b"]) for m in ladder["matches"]}
     assert len(pairs) == len(specs) * (len(specs) - 1) // 2
@@ -73,10 +77,10 @@ class FirstLegal(Agent):
 
 @pytest.mark.parametrize("game", PROTOCOL_GAMES)
 def test_the_same_agent_gives_the_same_scorecard_byte_for_byte(game, tmp_path):
-    settings = BenchmarkSettings(deals=2, opponents=CHEAP, progress=False)
+    settings = BenchmarkSettings(deals=2, opponents=CHEAP, progress=False, seed=12345)  # a replay of revealed deals
     first = run_benchmark("rules_strong", game, settings)
     second = run_benchmark("rules_strong", game, BenchmarkSettings(deals=2, opponents=CHEAP, workers=2,
-                                                                   progress=False))
+                                                                   progress=False, seed=12345))
     write_scorecard(first, tmp_path / "one")
     write_scorecard(second, tmp_path / "two")
     for name in ("scorecard.json", "scorecard.txt"):
@@ -85,7 +89,7 @@ def test_the_same_agent_gives_the_same_scorecard_byte_for_byte(game, tmp_path):
     assert card["level"] == "custom" and not card["comparable"] and "timing" not in card
     assert [row["opponent"] for row in card["rows"]] == CHEAP
     assert card["rating"]["ladder"]["random"] == 0 and card["rating"]["ci95"][0] < card["rating"]["value"]
-    assert "CUSTOM" in (tmp_path / "one" / "scorecard.txt").read_text()
+    assert card["replay"] and card["seed"] == 12345 and "NOT COMPARABLE" in (tmp_path / "one" / "scorecard.txt").read_text()
     timing = json.loads((tmp_path / "one" / "timing.json").read_text())
     assert [m["opponent"] for m in timing["matches"]] == CHEAP and timing["wall_seconds"] > 0
 
@@ -103,7 +107,7 @@ def test_an_object_a_bot_and_a_mirror_match(tmp_path):
 
 def test_errors_come_before_any_deal(monkeypatch, tmp_path, capsys):
     cases = [(["--game", "rang", "--agent", "nosuch"], "unknown agent 'nosuch'"),
-             (["--game", "rang", "--agent", "random", "--opponents", "random,oracle"], "not in protocol rang-v1"),
+             (["--game", "rang", "--agent", "random", "--opponents", "random,oracle"], "not in protocol rang-v2"),
              (["--game", "rang", "--agent", "random", "--deals", "0"], "--deals: expected an int >= 1"),
              (["--game", "rang"], "give --agent SPEC"),
              (["--game", "chess", "--agent", "random"], "unknown game 'chess'"),
@@ -125,14 +129,14 @@ def test_the_command_writes_the_scorecard_files(tmp_path):
                           "trained", "--deals", "2", "--opponents", "random,trained", "--out", str(out),
                           "--no-progress", "--workers", "2"], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
-    assert "benchmark ring_rang-v1 (custom)" in run.stdout and "rating" in run.stdout
+    assert "benchmark ring_rang-v2 (custom)" in run.stdout and "rating" in run.stdout
     assert "agent's time per decision" in run.stdout
     written = sorted(p.name for p in out.iterdir())
-    assert written == ["scorecard.json", "scorecard.png", "scorecard.txt", "timing.json"]
+    assert written == ["record.jsonl.gz", "scorecard.json", "scorecard.png", "scorecard.txt", "timing.json"]
     assert (out / "scorecard.png").stat().st_size > 5000
 
 
 def test_the_help_names_the_protocols():
     run = subprocess.run([sys.executable, "-m", "cardenvs.cli", "benchmark", "--help"], capture_output=True,
                          text=True, timeout=60)
-    assert run.returncode == 0 and "ring_rang-v1" in run.stdout and "--quick" in run.stdout
+    assert run.returncode == 0 and "ring_rang-v2" in run.stdout and "--quick" in run.stdout

@@ -184,7 +184,8 @@ def test_a_bot_never_receives_another_seats_hidden_cards(tmp_path, monkeypatch, 
     assert received[0] == received[1]
     messages = [json.loads(line) for line in received[0].splitlines()]
     assert [m["type"] for m in messages] == ["hello", "start", "act", "bye"]
-    assert "seed" not in received[0]
+    # the one seed a bot is sent is its own (reset's, here 123): in a run, a one-way hash of the run's seed
+    assert messages[1]["seed"] == 123 and received[0].count("seed") == 1
     act = messages[2]
     assert set(act) == {"type", "protocol", "game", "seat", "observation", "action_mask", "legal", "text"}
     assert act["protocol"] == PROTOCOL_VERSION and act["game"] == game

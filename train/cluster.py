@@ -29,6 +29,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from cardenvs.agents.bot_process import die_with_parent
+
 RAY_EXTRA = "pip install 'cardenvs[ray]'"
 TASK_RETRIES = 3  # a task lost with its node runs again this many times (Ray's max_retries) before the run fails
 _PATH_VALUE = re.compile(r"(?<![A-Za-z0-9_])path=([^,]+)")
@@ -46,8 +48,12 @@ def one_blas_thread() -> None:
     threadpool_limits(1)
 
 
-def _start_worker() -> None:
-    """A local worker: one BLAS thread, and Ctrl-C left to the main process (which stops the workers)."""
+def _start_worker(parent: int) -> None:
+    """A local worker: it dies with the main process (SIGKILL included: nothing is left to start bots and block),
+    one BLAS thread, and Ctrl-C left to the main process (which stops the workers)."""
+    die_with_parent()
+    if os.getppid() != parent:  # the main process died before the line above took effect
+        os._exit(1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     one_blas_thread()
 
@@ -67,7 +73,7 @@ def fan_out(function: Callable[[Any], Any], jobs: list[Any], workers: int,
         for index, job in enumerate(jobs):
             yield index, function(job)
     else:
-        pool = ProcessPoolExecutor(min(workers, len(jobs)), initializer=_start_worker)
+        pool = ProcessPoolExecutor(min(workers, len(jobs)), initializer=_start_worker, initargs=(os.getpid(),))
         try:
             futures = {pool.submit(function, job): index for index, job in enumerate(jobs)}
             for future in as_completed(futures):
