@@ -285,7 +285,7 @@ def _first_index(a: list[int], b: list[int]) -> int:
 def _first_difference(saved: Any, rebuilt: Any, path: str = "") -> str:
     """Where two JSON values first differ, as ``rows[3].wins: 120 in the file, 118 replayed``."""
     if isinstance(saved, dict) and isinstance(rebuilt, dict):
-        for key in sorted(set(saved) | set(rebuilt)):
+        for key in sorted(set(saved) | set(rebuilt), key=lambda k: (k != "rows", k)):  # the results first
             if saved.get(key) != rebuilt.get(key):
                 return _first_difference(saved.get(key), rebuilt.get(key), f"{path}.{key}" if path else key)
     elif isinstance(saved, list) and isinstance(rebuilt, list) and len(saved) == len(rebuilt):
