@@ -1,7 +1,10 @@
 """Agents by name, so configs, the evaluation harness and the CLI can name them.
 
 A spec is ``name`` or ``name:key=value,key=value`` (e.g. ``"ismcts:iterations=100"``);
-values are parsed as int, float or bool where they look like one. Factories are
+values are parsed as int, float or bool where they look like one, except the values of the keys in
+:data:`STRING_KEYS` (``path``, ``log``, ...), which stay the text given (``exec:path=1e3`` names a file
+``1e3``, ``log=1`` a file ``1``). A value in double quotes is taken as written, commas, colons and ``=``
+included, and is always a string: ``exec:path="bots/a,b.py"`` (no escapes; a value cannot hold ``"``). Factories are
 given as ``"module:attr"`` and imported on first use, so listing an agent costs nothing.
 
 Agents from outside the package (:mod:`cardenvs.agents.outside`) are named the same way:
@@ -64,7 +67,40 @@ class _AgentTable(dict):
 AGENTS: dict[str, dict[str, str]] = _AgentTable()
 
 
-def _parse_value(text: str) -> Any:
+# Keys whose values are file names, agent specs or tensor names: never numbers or booleans.
+STRING_KEYS = frozenset({"path", "log", "rollout", "input", "output"})
+
+
+def _split_items(rest: str, spec: str) -> list[str]:
+    """``rest`` split at the commas outside double quotes."""
+    items, current, quoted = [], [], False
+    for char in rest:
+        if char == '"':
+            quoted = not quoted
+        if char == "," and not quoted:
+            items.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    if quoted:
+        raise ValueError(f"agent spec {spec!r}: a double quote is not closed")
+    items.append("".join(current))
+    return items
+
+
+def _unquote(text: str) -> str | None:
+    """The text inside ``"..."``, or None where ``text`` is not one quoted value."""
+    if len(text) >= 2 and text[0] == text[-1] == '"' and '"' not in text[1:-1]:
+        return text[1:-1]
+    return None
+
+
+def _parse_value(text: str, key: str = "") -> Any:
+    quoted = _unquote(text)
+    if quoted is not None:
+        return quoted
+    if key in STRING_KEYS:
+        return text
     lowered = text.lower()
     if lowered in ("true", "false"):
         return lowered == "true"
@@ -78,7 +114,8 @@ def _parse_value(text: str) -> Any:
 
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """``"pimc:worlds=8,rollouts=2"`` -> ``("pimc", {"worlds": 8, "rollouts": 2})``;
-    ``"mybots.greedy:GreedyBot:depth=3"`` -> ``("mybots.greedy:GreedyBot", {"depth": 3})``."""
+    ``"mybots.greedy:GreedyBot:depth=3"`` -> ``("mybots.greedy:GreedyBot", {"depth": 3})``;
+    ``'exec:path="a,b.py",log=1'`` -> ``("exec", {"path": "a,b.py", "log": "1"})``."""
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"agent spec must be a non-empty string, got {spec!r}")
     name, _, rest = spec.strip().partition(":")
@@ -87,11 +124,11 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
         name, rest = f"{name}:{attr}", rest[len(attr) + 1:]
     params: dict[str, Any] = {}
     if rest:
-        for item in rest.split(","):
+        for item in _split_items(rest, spec):
             key, eq, value = item.partition("=")
             if not eq or not key.strip():
                 raise ValueError(f"agent spec {spec!r}: expected key=value, got {item!r}")
-            params[key.strip()] = _parse_value(value.strip())
+            params[key.strip()] = _parse_value(value.strip(), key.strip())
     return name, params
 
 

@@ -118,6 +118,7 @@ def test_an_imported_harness_patcher_patches_only_its_own_process(tmp_path, monk
     assert patched["candidate"]["runs"] != "in process"
     clean = run_benchmark("clean:make", GAME, _settings(seed=99))
     assert patched["rows"] == clean["rows"]  # the patcher earned exactly what the same moves earn
+    assert all(row["forfeits"] == 0 for row in patched["rows"])
     assert patched["rows"][1]["win_rate"] < 1
 
 
@@ -256,3 +257,26 @@ def test_sigkill_of_a_harness_with_workers_leaves_no_process(tmp_path):
     while _marked(mark) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert _marked(mark) == []
+
+
+# ------------------------------------------------------------- time control
+def test_a_slow_bot_runs_out_of_its_clock_and_forfeits_the_rest(tmp_path):
+    slow = tmp_path / "slow.py"
+    slow.write_text(f"#!{sys.executable}\nimport json, sys, time\nfor line in sys.stdin:\n"
+                    "    message = json.loads(line)\n    if message['type'] == 'act':\n        time.sleep(0.2)\n"
+                    "        print(message['legal'][0], flush=True)\n")
+    slow.chmod(0o755)
+    control = benchmark.TimeControl(per_decision=1.0, base=0.5, increment=0.01)
+    card = _run(f"exec:path={slow}", tmp_path / "run", opponents=["random"], time_control=control)
+    row = card["rows"][0]
+    assert row["forfeits"] == row["episodes"] == 4 and "out of time" in row["forfeit_reasons"][0]
+    assert card["time_control"] == control.as_dict() and not card["comparable"]
+    assert "time control: 1 s a decision at most" in (tmp_path / "run" / "scorecard.txt").read_text()
+    assert verify(tmp_path / "run", progress=False).ok
+
+
+def test_the_protocols_clock_bounds_a_run():
+    control = load_protocol(GAME).time_control
+    assert control is not None and control.per_decision <= 5 and control.worst_case(100_000) < 2 * 3600
+    with pytest.raises(ValueError, match="per_decision must be a number of seconds in \\(0, 60\\]"):
+        benchmark.TimeControl(per_decision=3600).check()

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import secrets
 import subprocess
 import sys
@@ -36,10 +37,12 @@ from cardenvs.agents.bot_process import ProcessBot
 from cardenvs.agents.outside import is_import_path
 from cardenvs.agents.policy import trained_path
 from cardenvs.agents.registry import AGENTS, check_agent, check_spec, make_agent, parse_spec
+from cardenvs.agents.sandbox import popen_sandboxed, sandbox_available
+from cardenvs.agents.time_control import TimeControl
 from cardenvs.games import GAME_NAMES, canonical_game, game_spec, games_help
 
 from .benchmark_record import verify, write_record
-from .cluster import cardenvs_version, check_ray_address, cluster_cpus
+from .cluster import cardenvs_version, check_ray_address, cluster_cpus, spec_files
 from .evaluate import (
     EvalConfig,
     _points_meaning,
@@ -73,6 +76,7 @@ class Protocol:
     pinned: dict[str, str]  # agent spec -> SHA-256 of the policy file it plays
     sha256: str  # of the protocol file: the scorecard names exactly what it was measured on
     ladder: dict[str, Any] | None  # the shipped reference ladder, if built
+    time_control: TimeControl | None = None  # a candidate process's clock (v2 on)
 
     def deals(self, opponent: dict[str, Any], level: str) -> int:
         return int(opponent["quick_deals" if level == "quick" else "deals"])
@@ -114,7 +118,7 @@ def load_protocol(game: str, version_number: int | None = None) -> Protocol:
     seed = None if data["seed"] == "secret" else int(data["seed"])
     return Protocol(data["protocol"], data["game"], data["num_players"], data["unit"], seed,
                     data["anchor"], data["opponents"], data.get("pinned", {}), hashlib.sha256(text).hexdigest(),
-                    ladder)
+                    ladder, TimeControl.from_dict(data["time_control"]) if "time_control" in data else None)
 
 
 def check_pins(protocol: Protocol) -> None:
@@ -141,11 +145,13 @@ class BenchmarkSettings:
     seed: int | None = None  # a revealed seed: replay that run's deals (a protocol with a public seed: custom)
     version: int | None = None  # the protocol's version (default: the latest)
     allow_env: bool = False  # let a candidate that reads the env (all hands) play: never comparable
+    time_control: TimeControl | None = None  # custom: another clock than the protocol's (not comparable)
 
     @property
     def custom(self) -> list[str]:
         return [f"{key}={value if not isinstance(value, list) else ','.join(value)}"
-                for key, value in (("deals", self.deals), ("opponents", self.opponents), ("seed", self.seed))
+                for key, value in (("deals", self.deals), ("opponents", self.opponents), ("seed", self.seed),
+                                   ("time_control", self.time_control and self.time_control.text()))
                 if value is not None]
 
 
@@ -189,10 +195,19 @@ def _plan(protocol: Protocol, settings: BenchmarkSettings) -> list[tuple[str, in
 
 
 def _match_config(protocol: Protocol, settings: BenchmarkSettings, agents: list[str], deals: int,
-                  seed: int) -> EvalConfig:
+                  seed: int, clock_share: float = 1.0) -> EvalConfig:
+    """One match's evaluation; ``clock_share``: the part of the run's clock base it gets (its share of the deals)."""
+    control = time_control(protocol, settings)
+    clock = None if control is None else {**control.as_dict(), "base": control.base * clock_share}
     return EvalConfig(game=protocol.game, agents=agents, deals=deals, seed=seed,
                       num_players=protocol.num_players, unit=protocol.unit, workers=settings.workers, progress=False,
-                      ray_address=settings.ray_address, chunks=chunk_subfolder(settings.chunks, "_vs_".join(agents)))
+                      ray_address=settings.ray_address, chunks=chunk_subfolder(settings.chunks, "_vs_".join(agents)),
+                      time_control=clock)
+
+
+def time_control(protocol: Protocol, settings: BenchmarkSettings) -> TimeControl | None:
+    """The clock of a candidate that runs as a process: the settings', else the protocol's."""
+    return settings.time_control or protocol.time_control
 
 
 def _match_row(config: EvalConfig, records: list, opponent: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -235,8 +250,9 @@ def run_benchmark(agent: Any, game: str, settings: BenchmarkSettings | None = No
     workers = 1
     start = time.perf_counter()
     try:
+        total = sum(deals for _, deals in plan)
         for opponent, deals in plan:
-            config = _match_config(protocol, settings, [candidate, opponent], deals, seed)
+            config = _match_config(protocol, settings, [candidate, opponent], deals, seed, deals / total)
             workers = max(workers, worker_count(config)[0])
             began = time.perf_counter()
             records = run_records(config, objects, bar=bar)
@@ -273,6 +289,7 @@ def scorecard(protocol: Protocol, settings: BenchmarkSettings, candidate: str, r
         "cardenvs": cardenvs_version(), "game": protocol.game,
         "num_players": protocol.num_players, "unit": protocol.unit,
         "seed": seed, "seed_sha256": seed_commitment(seed), "deals_drawn": drawn, "replay": drawn == "replay",
+        "time_control": (time_control(protocol, settings).as_dict() if time_control(protocol, settings) else None),
         "agent": candidate, "candidate": how, "points_meaning": _points_meaning(protocol.game), "rows": rows,
         # the worst real match-up: an agent against its own copy (a reference agent's scorecard) is no test
         "worst": min([r for r in rows if r["opponent"] != candidate] or rows, key=lambda r: r["win_rate"])["opponent"],
@@ -334,7 +351,8 @@ def place_candidate(candidate: str, objects: dict[str, Any], protocol: Protocol,
             return {"form": form, "runs": "in process", "verified": False, "sees_env": True}, objects
         bot = hosted_bot(candidate, protocol)
         objects = {**objects, candidate: bot}
-    mechanism = getattr(bot, "sandbox_mechanism", "") if getattr(bot, "sandboxed", False) else ""
+    # "bubblewrap 0.11.0", without where its binary lies: the scorecard is the same on every machine
+    mechanism = getattr(bot, "sandbox_mechanism", "").split(" (")[0] if getattr(bot, "sandboxed", False) else ""
     how = {"form": "bot process" if name == "exec" else form,
            "runs": f"sandboxed process ({mechanism})" if mechanism else "process, not sandboxed",
            "verified": bool(mechanism), "sees_env": False}
@@ -348,22 +366,44 @@ def _host_command(candidate: str, protocol: Protocol, *flags: str) -> list[str]:
             str(protocol.num_players), *flags, candidate]
 
 
+def _host_view(candidate: str) -> tuple[list[str], dict[str, str]]:
+    """What a hosted candidate's sandbox shows besides the read-only system (its code may sit in a temporary
+    folder the sandbox hides): the working folder, PYTHONPATH's folders and the files its spec names; and the
+    environment it needs (PYTHONPATH: not a secret)."""
+    path = os.environ.get("PYTHONPATH", "")
+    visible = [os.getcwd(), *(p for p in path.split(os.pathsep) if p), *spec_files([candidate])]
+    return visible, {"PYTHONPATH": path} if path else {}
+
+
 def hosted_bot(candidate: str, protocol: Protocol) -> ProcessBot:
     """A bot process that plays ``candidate`` (Python code) through :mod:`cardenvs.agents.host`."""
-    return ProcessBot(sys.executable, protocol.game, num_players=protocol.num_players, startup=HOST_STARTUP,
-                      command=_host_command(candidate, protocol))
+    visible, env = _host_view(candidate)
+    return ProcessBot(command=_host_command(candidate, protocol), game=protocol.game, startup=HOST_STARTUP,
+                      num_players=protocol.num_players, visible=visible, env=env, label=candidate)
 
 
 def host_check(candidate: str, protocol: Protocol) -> dict[str, Any]:
-    """Build the candidate once in a host process (never here): ``{"ok", "needs_env"}`` or ``{"ok", "error"}``."""
+    """Build the candidate once in a host process, in the sandbox where there is one (never here):
+    ``{"ok", "needs_env"}`` or ``{"ok", "error"}``."""
     command = _host_command(candidate, protocol, "--check")
+    visible, env = _host_view(candidate)
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=HOST_STARTUP, check=False)
-        return json.loads(done.stdout.strip().splitlines()[-1])
+        process = (popen_sandboxed(command, visible=visible, env=env, **pipes) if sandbox_available()[0]
+                   else subprocess.Popen(command, **pipes))
+    except OSError as error:
+        return {"ok": False, "error": f"cannot start its host process ({error})"}
+    try:
+        out, err = process.communicate(timeout=HOST_STARTUP)
+        return json.loads(out.decode().strip().splitlines()[-1])
     except subprocess.TimeoutExpired:
         return {"ok": False, "error": f"not built within {HOST_STARTUP:g} s"}
     except (ValueError, IndexError):
-        return {"ok": False, "error": f"its host process failed: {(done.stderr or '').strip()[-300:]}"}
+        return {"ok": False, "error": f"its host process failed: {err.decode(errors='replace').strip()[-300:]}"}
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
 
 
 # ----------------------------------------------------------- reference ladder
@@ -423,6 +463,8 @@ def format_scorecard(card: dict[str, Any]) -> str:
         lines.append(f"rating {rating['value']:.0f} [{rating['ci95'][0]:.0f}, {rating['ci95'][1]:.0f}] on the "
                      f"{card['protocol']} ladder ({rating['ladder_level']}): {where}")
         lines.append(f"  scale: {rating['scale']}")
+    if card.get("time_control") and card["candidate"]["runs"] != "in process":
+        lines.append(f"time control: {TimeControl(**card['time_control']).text()}")
     if card.get("points_meaning"):
         lines.append(f"points: {card['points_meaning']}")
     for reason_row in card["rows"]:
@@ -534,11 +576,24 @@ def build_parser() -> argparse.ArgumentParser:
                                                   "(marked a replay, not comparable)")
     parser.add_argument("--protocol", type=int, dest="version", metavar="N",
                         help="the protocol's version (default: the latest); v1's deals are public")
+    parser.add_argument("--time-control", metavar="PER_DECISION,BASE,INCREMENT", type=_time_control,
+                        help="custom: a candidate process's clock in seconds (not comparable); the protocol's: "
+                             "5,120,0.05 (5 s a decision at most, 120 s for the run plus 0.05 s a decision)")
     parser.add_argument("--allow-env", action="store_true", help="let a candidate that reads the env (every "
                         "hand) play, in this process, on a scorecard marked not comparable")
     parser.add_argument("--build-ladder", action="store_true",
                         help="play the reference agents' round robin and write the ladder (maintainers)")
     return parser
+
+
+def _time_control(text: str) -> TimeControl:
+    try:
+        per_decision, base, increment = (float(x) for x in text.split(","))
+        control = TimeControl(per_decision, base, increment)
+        control.check()
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"expected PER_DECISION,BASE,INCREMENT in seconds ({error})") from None
+    return control
 
 
 def default_out(game: str, agent: str) -> Path:
@@ -572,7 +627,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = BenchmarkSettings(level="quick" if args.quick else "full", workers=args.workers,
                                  progress=args.progress, deals=args.deals, seed=args.seed,
                                  ray_address=args.ray_address, chunks=args.chunks, version=args.version,
-                                 allow_env=args.allow_env,
+                                 allow_env=args.allow_env, time_control=args.time_control,
                                  opponents=args.opponents.split(",") if args.opponents else None)
     try:
         if args.workers < 1:

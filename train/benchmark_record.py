@@ -33,6 +33,7 @@ from typing import Any
 from cardenvs.agents.base import Agent
 from cardenvs.agents.outside import Forfeit
 from cardenvs.agents.registry import make_agent
+from cardenvs.agents.time_control import TimeControl
 from cardenvs.games import game_spec
 
 from .evaluate import Record, agent_labels, arrangements, make_env, play_record, progress_bar, spec_of
@@ -192,7 +193,9 @@ def verify(folder: str | Path, sample: int | None = None, progress: bool = True)
         level=card["protocol_level"], progress=False,
         deals=int(_custom(custom, "deals")) if _custom(custom, "deals") else None,
         opponents=_custom(custom, "opponents").split(",") if _custom(custom, "opponents") else None,
-        seed=card["seed"] if card["deals_drawn"] in ("replay", "custom") else None)
+        seed=card["seed"] if card["deals_drawn"] in ("replay", "custom") else None,
+        time_control=(TimeControl(**card["time_control"]) if card.get("time_control") and protocol.time_control
+                      and TimeControl(**card["time_control"]) != protocol.time_control else None))
     everything = [(m, i) for m, match in enumerate(matches) for i in range(len(match["episodes"]))]
     checked = set(everything) if sample is None else set(
         random.Random(secrets.randbits(64)).sample(everything, min(sample, len(everything))))

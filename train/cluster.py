@@ -29,11 +29,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from cardenvs.agents.bot_process import die_with_parent
+from cardenvs.agents.sandbox import die_with_parent
 
 RAY_EXTRA = "pip install 'cardenvs[ray]'"
 TASK_RETRIES = 3  # a task lost with its node runs again this many times (Ray's max_retries) before the run fails
-_PATH_VALUE = re.compile(r"(?<![A-Za-z0-9_])path=([^,]+)")
+_PATH_VALUE = re.compile(r'(?<![A-Za-z0-9_])path=("[^"]*"|[^,]+)')  # a quoted value may hold "," (registry.py)
 
 
 def one_blas_thread() -> None:
@@ -215,7 +215,7 @@ def _ray_result(ray: Any, ref: Any) -> Any:
 # ------------------------------------------------------------- shipping files
 def spec_files(specs: Iterable[str]) -> list[str]:
     """The files named by ``path=`` in agent specs (nested ones too, as in ``pimc:rollout=policy:path=F``)."""
-    found = [match for spec in specs for match in _PATH_VALUE.findall(spec)]
+    found = [match.strip('"') for spec in specs for match in _PATH_VALUE.findall(spec)]
     return list(dict.fromkeys(path for path in found if Path(path).is_file()))
 
 
@@ -238,7 +238,7 @@ def local_spec(spec: str, files: dict[str, tuple[bytes, int]]) -> str:
     """``spec`` with each shipped file's path replaced by a copy on this node (written once, named by its
     content's hash, under the temporary folder); unchanged without shipped files."""
     for path, (content, mode) in files.items():
-        if f"path={path}" not in spec:
+        if f"path={path}" not in spec and f'path="{path}"' not in spec:
             continue
         digest = hashlib.sha256(content).hexdigest()[:24]
         target = Path(tempfile.gettempdir()) / "cardenvs-shipped" / digest / Path(path).name
@@ -248,6 +248,7 @@ def local_spec(spec: str, files: dict[str, tuple[bytes, int]]) -> str:
             partial.write_bytes(content)
             partial.chmod(mode)
             partial.replace(target)
-        replacement = f"path={target}"
-        spec = re.sub(rf"(?<![A-Za-z0-9_])path={re.escape(path)}(?=,|$)", lambda _, new=replacement: new, spec)
+        replacement = f'path="{target}"' if "," in str(target) else f"path={target}"
+        spec = re.sub(rf'(?<![A-Za-z0-9_])path=(?:{re.escape(path)}|"{re.escape(path)}")(?=,|$)',
+                      lambda _, new=replacement: new, spec)
     return spec

@@ -49,6 +49,7 @@ from cardenvs.agents.registry import (
     gauntlet_agents,
     make_agent,
 )
+from cardenvs.agents.time_control import Clock, TimeControl
 from cardenvs.games import GAME_NAMES, canonical_game, default_game, game_spec, games_help, players_help
 
 from .cluster import (  # noqa: F401 (one_blas_thread, worker_map: re-exported, their home before cluster.py)
@@ -83,6 +84,8 @@ class EvalConfig:
     progress: bool = True
     env_kwargs: dict[str, Any] = field(default_factory=dict)  # extra constructor kwargs of the env
     gauntlet: bool = False  # play agents[0] against every gauntlet agent in turn; report each and the worst
+    # bots' time control (per_decision, base, increment: agents/time_control.py); base is this run's whole clock
+    time_control: dict[str, float] | None = None
 
     def validate(self, build: bool = True, objects: Collection[str] = ()) -> None:
         """Check every field; with ``build``, also build each agent and the env once.
@@ -121,6 +124,8 @@ class EvalConfig:
                              "gauntlet_<style> agents); compare agents with --agents")
         if not isinstance(self.env_kwargs, dict):
             raise ValueError(f"env_kwargs: expected a mapping of env arguments, got {self.env_kwargs!r}")
+        if self.time_control is not None:
+            TimeControl.from_dict(self.time_control)
         if build:
             try:
                 make_env(self)
@@ -279,6 +284,7 @@ def _play_chunk(args: tuple[EvalConfig, list[int], dict[str, Any], dict[str, Any
     layouts = arrangements(config)
     extra = game_spec(config.game).env_info(config.num_players)
     cache: dict[tuple[str, int], Any] = {}
+    clocks: dict[str, Clock] = {}  # one clock per bot of the line-up, over all its seats
     records = []
     try:
         for deal in deals:
@@ -293,11 +299,26 @@ def _play_chunk(args: tuple[EvalConfig, list[int], dict[str, Any], dict[str, Any
                                  else make_agent(local_spec(spec, files), config.game, seed=None, **extra))
                         cache[(label, seat)] = agent
                     agents.append(agent)
+                if config.time_control:
+                    start_clocks(config, len(deals), seats, agents, clocks)
                 records.append(play_record(config, env, deal, index, list(seats), agents, options))
     finally:  # bots' processes end here, whatever happened
         for agent in cache.values():
             agent.close()
     return records
+
+
+def start_clocks(config: EvalConfig, deals: int, seats: Sequence[str], agents: Sequence,
+                 clocks: dict[str, Clock]) -> None:
+    """Give each bot process of the line-up its clock: one per agent, shared by its seats, with this chunk's
+    share of the base (agents/time_control.py)."""
+    control = TimeControl.from_dict(config.time_control)
+    for label, agent in zip(seats, agents, strict=True):
+        inner = getattr(agent, "inner", agent)
+        if getattr(inner, "out_of_process", False):
+            if label not in clocks:
+                clocks[label] = Clock(control, control.base * deals / config.deals)
+            inner.clock = clocks[label]
 
 
 def play_record(config: EvalConfig, env: Any, deal: int, arrangement: int, seats: list[str], agents: Sequence,
