@@ -89,7 +89,7 @@ def _copy_capped(source: IO[bytes], path: str, cap: int, written: list[int]) -> 
     the bot never blocks on a full pipe."""
     try:
         with open(path, "ab") as log:
-            while chunk := source.read1(65536):
+            while chunk := source.read(65536):
                 room = cap - written[0]
                 if room > 0:
                     log.write(chunk[:room])
@@ -102,7 +102,7 @@ def _copy_capped(source: IO[bytes], path: str, cap: int, written: list[int]) -> 
         pass
     finally:
         try:
-            while source.read1(65536):
+            while source.read(65536):
                 pass
             source.close()
         except (OSError, ValueError):
@@ -119,7 +119,9 @@ class ProcessBot(Agent):
     (the default) runs it in the sandbox where one is available and warns once where not, ``True`` requires
     it, ``False`` turns it off; ``network``: let the sandboxed bot use the network; ``limits``: its resource
     limits; ``env``: variables given to the bot besides ``PATH``, ``HOME`` and ``LANG``; ``label``: the name
-    its forfeit reasons start with (default: the program's file name).
+    its forfeit reasons start with (default: the program's file name); ``visible``: more files or folders the
+    sandboxed bot may read although they lie in a temporary folder it cannot see (the program and every
+    ``command`` argument naming a file are visible already).
 
     After construction :attr:`sandboxed` (bool) and :attr:`sandbox_mechanism` (``"bubblewrap 0.11.0 (PATH)"``,
     or why not: ``"off: sandbox=false"``, ``"unavailable: ..."``) say how the bot runs.
@@ -166,8 +168,8 @@ class ProcessBot(Agent):
         self.network = bool(network)
         self.limits = limits or Limits()
         self.env = {str(k): str(v) for k, v in (env or {}).items()}
-        self.visible = [str(p) for p in visible]  # files and folders the sandbox shows although under a temp folder
         self.label = label or Path(self.program).name
+        self.visible = [self.program, *(a for a in self.command[1:] if os.path.isfile(a)), *map(str, visible)]
         available, mechanism = sandbox_available()
         if sandbox is False:
             self.sandboxed, self.sandbox_mechanism = False, "off: sandbox=false"
@@ -209,7 +211,7 @@ class ProcessBot(Agent):
         try:
             if self.sandboxed:
                 self.process = popen_sandboxed(self.command, network=self.network, limits=self.limits,
-                                               visible=[self.program, *self.visible], env=self.env, **pipes)
+                                               visible=self.visible, env=self.env, **pipes)
             else:
                 self.process = subprocess.Popen(self.command, shell=False, start_new_session=True, env=env,
                                                 preexec_fn=die_with_parent, close_fds=True, **pipes)

@@ -236,7 +236,10 @@ def popen_sandboxed(argv: Sequence[str], *, network: bool = False, limits: Limit
         ok, why = sandbox_available()
         if not ok:
             raise OSError(why)
-    popen = {"start_new_session": True, "close_fds": True, "preexec_fn": die_with_parent, **popen}
+    # bwrap itself gets no more environment than the program: its init (PID 1 inside) shows its own in /proc
+    popen = {"start_new_session": True, "close_fds": True, "preexec_fn": die_with_parent,
+             "env": {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": os.environ.get("LANG", "C.UTF-8")},
+             **popen}
     if os.geteuid() != 0:
         return subprocess.Popen(sandboxed_command(argv, network=network, limits=limits, visible=visible, env=env,
                                                   cwd=cwd), **popen)  # type: ignore[call-overload]
