@@ -629,6 +629,13 @@ def write_outputs(result: dict[str, Any], records: list[Record], out: str | Path
     return written
 
 
+def error_bars(rows: Sequence[dict[str, Any]]) -> list[list[float]]:
+    """matplotlib's ``yerr`` of win rates with their 95% intervals: the distances down and up, never negative
+    (at 0% or 100% a bound may differ from the rate by a rounding error, which matplotlib refuses)."""
+    return [[max(0.0, r["win_rate"] - r["win_rate_ci95"][0]) for r in rows],
+            [max(0.0, r["win_rate_ci95"][1] - r["win_rate"]) for r in rows]]
+
+
 def plot_win_rates(result: dict[str, Any], path: Path, title: str | None = None, par: float | None = None) -> bool:
     """A bar per table row with its 95% CI; False (nothing written) without matplotlib."""
     try:
@@ -641,12 +648,8 @@ def plot_win_rates(result: dict[str, Any], path: Path, title: str | None = None,
     rows = result["table"]
     names = list(display_labels([r["agent"] for r in rows]).values())
     rates = [r["win_rate"] for r in rows]
-    errors = [
-        [max(0.0, r["win_rate"] - r["win_rate_ci95"][0]) for r in rows],
-        [max(0.0, r["win_rate_ci95"][1] - r["win_rate"]) for r in rows],
-    ]
     fig, ax = plt.subplots(figsize=(max(4, 1.3 * len(rows) + 2), 3.5))
-    ax.bar(range(len(rows)), rates, yerr=errors, capsize=6, color="#4477aa")
+    ax.bar(range(len(rows)), rates, yerr=error_bars(rows), capsize=6, color="#4477aa")
     ax.set_xticks(range(len(rows)), names, rotation=20, ha="right")
     ax.set_ylim(0, 1)
     ax.set_ylabel("win rate (95% CI)")
