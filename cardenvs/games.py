@@ -169,10 +169,67 @@ class GameSpec:
 
     def make_env(self, episode: str | None = None, num_players: int | None = None, **kwargs: Any) -> Any:
         """The wrapped AEC env (``kwargs`` are more constructor arguments; they win over the defaults)."""
-        return self.env_module_object().env(**{**self.env_kwargs(episode, num_players), **kwargs})
+        arguments = {**self.env_kwargs(episode, num_players), **kwargs}
+        try:
+            return self.env_module_object().env(**arguments)
+        except ValueError as error:
+            self._blame_players(arguments.get("num_players"), error)
+            raise
 
     def make_raw_env(self, episode: str | None = None, num_players: int | None = None, **kwargs: Any) -> Any:
-        return self.env_module_object().raw_env(**{**self.env_kwargs(episode, num_players), **kwargs})
+        arguments = {**self.env_kwargs(episode, num_players), **kwargs}
+        try:
+            return self.env_module_object().raw_env(**arguments)
+        except ValueError as error:
+            self._blame_players(arguments.get("num_players"), error)
+            raise
+
+    def _players_mismatch(self, detail: str) -> ValueError:
+        low, high = self.players
+        return ValueError(f"{self.name}: its spec declares {low}-{high} players (GameSpec.players), but {detail}; "
+                          "the spec's range must be exactly the env's")
+
+    def _blame_players(self, num_players: Any, error: ValueError) -> None:
+        """An env that refused a seat count inside the spec's range: say it is the spec that is wrong, where the
+        env also refuses that count with no other argument (a cheap check, made only once building failed)."""
+        if self.fixed_players or isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) \
+                or not self.players[0] <= num_players <= self.players[1]:  # fmt: skip
+            return
+        try:
+            self.env_module_object().raw_env(**self.env_kwargs(None, int(num_players)))
+        except ValueError:
+            raise self._players_mismatch(f"its env refuses {num_players} ({' '.join(str(error).split())[:200]})") \
+                from None
+
+    def check_env_players(self) -> None:
+        """The spec's seat range is its env's: the env builds and deals (``random_options``, both units) at the
+        fewest and the most seats, with that many agents, and refuses one seat fewer and one more (a fixed-size
+        game: its env has that many agents). A one-line ValueError naming the spec otherwise (the conformance
+        test asks it of every game)."""
+        low, high = self.players
+        if self.fixed_players:
+            raw = self.env_module_object().raw_env(**self.env_kwargs())
+            if raw.num_players != low:
+                raise self._players_mismatch(f"its env has {raw.num_players}")
+            return
+        for n in sorted({low, high}):
+            try:
+                raw = self.env_module_object().raw_env(**self.env_kwargs(None, n))
+                for unit in ("deal", "game"):
+                    raw.reset(seed=0, options=self.random_options(np.random.default_rng(0), unit, n))
+            except ValueError as error:
+                raise self._players_mismatch(f"its env refuses {n} ({' '.join(str(error).split())[:200]})") \
+                    from None
+            if raw.num_players != n or len(raw.possible_agents) != n:
+                raise self._players_mismatch(f"its env built for {n} has {len(raw.possible_agents)} agents")
+        for n in (low - 1, high + 1):
+            if n < 1:
+                continue
+            try:
+                self.env_module_object().raw_env(**self.env_kwargs(None, n))
+            except ValueError:
+                continue
+            raise self._players_mismatch(f"its env also takes {n} (it must refuse a seat count outside the range)")
 
     def env_module_object(self) -> Any:
         return import_module(self.env_module)

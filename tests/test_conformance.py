@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -66,6 +67,7 @@ def test_the_example_plugin_is_installed_and_is_not_a_builtin():
 def test_spec_is_well_formed_and_names_what_it_has(game):
     spec = game_spec(game)
     check_spec(spec, taken=set())
+    spec.check_env_players()  # the env builds and deals at the spec's fewest and most seats, and no other count
     assert set(spec.exempt) <= set(CHECKS), "an exemption names an unknown check"
     for role in spec.parts:
         assert spec.part(role) is not None
@@ -77,10 +79,29 @@ def test_spec_is_well_formed_and_names_what_it_has(game):
             spec.vector_env_class()
 
 
+@pytest.mark.parametrize("players, says", [
+    ((2, 6), "declares 2-6 players (GameSpec.players), but its env refuses 6 (num_players must be"),
+    ((3, 4), "declares 3-4 players (GameSpec.players), but its env also takes 2 (it must refuse"),
+    ((2, 3), "declares 2-3 players (GameSpec.players), but its env also takes 4"),
+])
+def test_a_spec_whose_player_range_is_not_its_engines_is_refused(players, says):
+    """A copy of the example plugin's spec (an engine of 2-4 players) declaring another range: before, it
+    passed every check, which built the env at the fewest and the default seats only."""
+    from dataclasses import replace
+
+    wrong = replace(game_spec(EXAMPLE_PLUGIN), players=players)
+    check_spec(wrong, taken=set())  # nothing a look at the spec alone can see
+    with pytest.raises(ValueError, match=f"^{EXAMPLE_PLUGIN}: its spec {re.escape(says)}"):
+        wrong.check_env_players()
+    if players[1] > 4:  # building the env at a count the spec declares and the env refuses blames the spec
+        with pytest.raises(ValueError, match="its spec declares 2-6 players .* but its env refuses 6"):
+            wrong.make_env(num_players=6)
+
+
 @pytest.mark.parametrize("game", GAME_NAMES)
 def test_pettingzoo_api_test(game):
     spec = spec_of(game, "api")
-    for n in sorted({spec.players[0], spec.players_or_fixed(None)}):
+    for n in sorted({spec.players[0], spec.players_or_fixed(None), spec.players[1]}):  # the range's ends too
         api_test(spec.make_env(num_players=n), num_cycles=200)
 
 
