@@ -139,7 +139,8 @@ class Record:
     arrangement: int
     seats: list[str]  # agent spec per seat
     rewards: list[float]  # total reward per seat
-    points: list[float]  # RING RANG: signed round/game points per seat; Rang: points scored (lower is better)
+    points: list[float]  # per seat, as the game's scoring states them (RING RANG: signed round/game points; Rang:
+    # points scored, lower is better)
     winner_seats: list[int]  # seats on the winning side (empty when truncated)
     truncated: bool
     decisions: int
@@ -247,8 +248,10 @@ def play_episode(env, agents: Sequence, options: dict[str, Any], seed: int) -> E
     return episode
 
 
-def _outcome(config: EvalConfig, seats: list[str], episode: Episode) -> tuple[list[float], list[int]]:
-    """(points per seat, winning seats) from the rewards of the contract, or from a forfeit.
+def _outcome(config: EvalConfig, seats: list[str], episode: Episode, game: Any = None) -> tuple[list[float], list[int]]:
+    """(points per seat, winning seats) as the game's scoring states them (``game``: the engine at the end, for
+    a scoring that reads raw points), or from a forfeit; a ValueError naming the spec where its scoring
+    contradicts the rewards (:meth:`~cardenvs.games.GameSpec.judge`).
 
     A forfeit loses the episode for the agent that gave it up: in a partnership game the other side wins;
     otherwise the other agent wins where the line-up has two, and nobody where it has more.
@@ -263,10 +266,7 @@ def _outcome(config: EvalConfig, seats: list[str], episode: Episode) -> tuple[li
         elif len(set(seats)) > 2:
             others = []
         return rewards, others
-    kind = spec.episodes[config.unit]  # the game's scoring says what its rewards mean
-    points = [spec.scoring.points(r, kind) for r in rewards]
-    winners = [] if truncated else [s for s, r in enumerate(rewards) if spec.scoring.won(r, kind)]
-    return points, winners
+    return spec.judge(spec.episode_end(spec.episodes[config.unit], rewards, truncated, game))
 
 
 def _play_chunk(args: tuple[EvalConfig, list[int], dict[str, Any], dict[str, Any]]) -> list[Record]:
@@ -292,7 +292,7 @@ def _play_chunk(args: tuple[EvalConfig, list[int], dict[str, Any], dict[str, Any
                     agent.reset(seed=int(np.random.SeedSequence([config.seed, deal, index, seat]).generate_state(1)[0]))
                     agents.append(agent)
                 episode = play_episode(env, agents, options, seed=config.seed * 1_000_003 + deal)
-                points, winners = _outcome(config, list(seats), episode)
+                points, winners = _outcome(config, list(seats), episode, env.unwrapped.game)
                 records.append(Record(deal, index, list(seats), episode.rewards, points, winners, episode.truncated,
                                       episode.decisions, episode.forfeit_seat, episode.forfeit_reason,
                                       episode.seconds, episode.max_seconds, episode.seat_decisions))
