@@ -503,8 +503,10 @@ def players_help() -> str:
 
 
 def episodes_help() -> str:
-    """Every game's episode kinds for a help text: "ring_rang: game or round; rang: match or deal"."""
-    return "; ".join(f"{spec.name}: {spec.episodes['game']} or {spec.episodes['deal']}" for spec in GAMES.values())
+    """Every game's episode kinds for a help text: "ring_rang: game or round; rang: match or deal; crazy_eights:
+    deal" (a kind named once where both units play the same)."""
+    return "; ".join(f"{spec.name}: {' or '.join(dict.fromkeys((spec.episodes['game'], spec.episodes['deal'])))}"
+                     for spec in GAMES.values())
 
 
 def default_game() -> str:

@@ -449,3 +449,23 @@ def test_a_full_stderr_nobody_reads_does_not_wedge_the_server():
     finally:
         proc.kill()
         proc.wait(timeout=30)
+
+
+def test_the_header_before_a_trump_is_chosen_says_so():
+    """The page's table header read "trump - · tricks 0/13" before the chooser named a trump (issue 44 item 7)."""
+    from cardenvs.render import env_view, table_js
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed (the page's drawing is JavaScript)")
+    game = WebGame("ring_rang", {}, 0, ["random"], 3)
+    views = [env_view(game.env, observer=0)]
+    game.move(game.state()["moves"][0]["action"], game.state()["turn"])  # player_0 chooses the trump
+    views.append(env_view(game.env, observer=0))
+    assert views[0]["trump"] is None and views[1]["trump"] is not None
+    script = table_js(["ring_rang"]) + "\nfor (const v of JSON.parse(process.argv[1])) console.log(tableHtml(v));"
+    run = subprocess.run([node, "-e", script, json.dumps(views)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    before, after = run.stdout.splitlines()[:2]
+    assert "trump not chosen yet &middot; tricks 0/13" in before and "trump -" not in before
+    assert 'trump <span class="sym' in after and "not chosen" not in after

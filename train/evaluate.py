@@ -805,14 +805,15 @@ def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Ev
     return config_from_dict(data, f"eval config {path}", EvalConfig)
 
 
-def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+def build_parser(parser: argparse.ArgumentParser | None = None, game: str | None = None) -> argparse.ArgumentParser:
+    """The options of ``cardenvs eval``; the help lists ``game``'s agents (None: every game's, grouped)."""
     d = EvalConfig()
     parser = parser or argparse.ArgumentParser(prog="cardenvs eval", description=__doc__.splitlines()[0])
     parser.add_argument("--config", help="YAML file with the fields of EvalConfig (options given here override it)")
     parser.add_argument("--game", type=_game_arg, metavar="GAME", help=f"{games_help()} (default {d.game})")
     parser.add_argument("--agents", nargs="+", metavar="SPEC",
                         help="agent specs, e.g. random rules_strong; one agent plays itself as X#0 vs X#1 "
-                             f"(default {' '.join(d.agents)}). Agents: {', '.join(agent_names())}; "
+                             f"(default {' '.join(d.agents)}). Agents of {agents_help(game)}; "
                              f"or {OUTSIDE_FORMS} (docs/benchmark.md)")
     parser.add_argument("--deals", type=int,
                         help=f"deals, each played in every seat arrangement of the line-up (default {d.deals})")
@@ -842,9 +843,28 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     return parser
 
 
-def agent_names() -> list[str]:
-    """Every agent name of any game, the installed packages' (entry points) included: the help's list."""
-    return sorted({name for game in GAME_NAMES for name in available_agents(game)})
+def agents_help(game: str | None = None) -> str:
+    """The agent names for the help, the installed packages' (entry points) included: ``game``'s ("rang:
+    random, ..."), or every game's grouped ("every game: ...; rang also: ...; ring_rang also: ...")."""
+    games = [game] if game else list(GAME_NAMES)
+    names = {g: available_agents(g) for g in games}
+    if len(games) == 1:
+        return f"{games[0]}: {', '.join(names[games[0]])}"
+    shared = [name for name in names[games[0]] if all(name in names[g] for g in games)]
+    extra = [f"{g} also: {', '.join(n for n in names[g] if n not in shared)}" for g in games
+             if any(n not in shared for n in names[g])]
+    return "; ".join([f"every game: {', '.join(shared)}", *extra])
+
+
+def _help_game(argv: Sequence[str] | None) -> str | None:
+    """The game ``--game`` names in ``argv`` (for the help's agent list), or None (none, or not a game)."""
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--game")
+    try:
+        given = pre.parse_known_args(list(sys.argv[1:] if argv is None else argv))[0].game
+        return canonical_game(given) if given else None
+    except (ValueError, SystemExit):
+        return None
 
 
 def _game_arg(text: str) -> str:
@@ -858,7 +878,7 @@ MISSING_TRAIN_EXTRA = "pip install 'cardenvs[train]'"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser(game=_help_game(argv)).parse_args(argv)
     overrides = {k: v for k, v in vars(args).items() if k not in ("config", "overwrite")}
     try:
         if args.config:
