@@ -3,7 +3,10 @@
 The network maps a batch of observation vectors (``float32[batch, observation size]``, the ``"observation"``
 entry of the PettingZoo observation) to logits over the action space (``[batch, actions]``). The agent masks
 the illegal actions and plays the best (``greedy=true``, default) or samples from the masked softmax
-(``greedy=false``, seeded like every agent). Loading an ONNX file reads data only (a protobuf), never code.
+(``greedy=false``, seeded like every agent). A ``+inf`` logit takes all the probability (the softmax's limit;
+several share it equally); legal actions whose logits are all ``-inf`` are equally likely; a NaN logit on a
+legal action is an error naming the file, as is an output that is not floating point. Loading an ONNX file
+reads data only (a protobuf), never code.
 Needs onnxruntime: ``pip install 'cardenvs[onnx]'``. Exporting a torch policy: ``docs/benchmark.md``.
 """
 
@@ -17,6 +20,7 @@ import numpy as np
 from .base import Agent
 
 MISSING = "onnx: needs onnxruntime, which is not installed: pip install 'cardenvs[onnx]'"
+FLOAT_TYPES = ("tensor(float)", "tensor(double)", "tensor(float16)")  # onnxruntime's names of the logits' types
 
 
 class OnnxPolicy(Agent):
@@ -27,6 +31,8 @@ class OnnxPolicy(Agent):
     def __init__(self, path: str, seed: int | None = None, greedy: bool = True, input: str | None = None,
                  output: str | None = None):
         super().__init__(seed)
+        if not isinstance(greedy, (bool, np.bool_)):  # "greedy=no" must not play greedy as a non-empty string
+            raise ValueError(f"onnx: greedy takes true or false, got {greedy!r}")
         try:
             import onnxruntime
         except ImportError:
@@ -46,6 +52,10 @@ class OnnxPolicy(Agent):
             if given not in [node.name for node in known]:
                 raise ValueError(f"onnx: {path!r} has no {kind} {given!r}; its {kind}s: "
                                  f"{', '.join(node.name for node in known)}")
+        kind = next(node.type for node in outputs if node.name == self.output)
+        if kind not in FLOAT_TYPES:
+            raise ValueError(f"onnx: {path!r} gives {self.output!r} as {kind.removeprefix('tensor(').rstrip(')')}; "
+                             "expected floating-point logits (float, double or float16)")
         self.path = str(path)
         self.greedy = bool(greedy)
         self._checked = False
@@ -68,11 +78,18 @@ class OnnxPolicy(Agent):
                                  f"{mask.size}): one logit per action of the game")
             self._checked = True
         logits = np.where(mask, logits[0], -np.inf)
-        if not np.isfinite(logits).any():
-            raise ValueError(f"onnx: {self.path!r} gives no finite logit for a legal action")
+        legal = np.flatnonzero(mask)
+        if np.isnan(logits[legal]).any():
+            raise ValueError(f"onnx: {self.path!r} gives a NaN logit for legal action(s) "
+                             f"{', '.join(str(a) for a in legal[np.isnan(logits[legal])][:5])}")
+        top = logits[legal].max()
+        if not np.isfinite(top):
+            # +inf: those actions take all the probability, shared equally; all -inf: every legal action as likely
+            tied = legal[logits[legal] == top]
+            return int(tied[0]) if self.greedy else int(self.rng.choice(tied))
         if self.greedy:
             return int(np.argmax(logits))
-        weights = np.exp(logits - logits.max())
+        weights = np.exp(logits - top)
         return int(self.rng.choice(weights.size, p=weights / weights.sum()))
 
 

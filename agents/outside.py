@@ -18,7 +18,8 @@ The registry (:mod:`cardenvs.agents.registry`) resolves a spec to one of these f
 
 Whatever comes back is wrapped in :class:`OutsideAgent`, so the harness meets one interface. An action the
 harness finds illegal (or not an int) forfeits the episode (:class:`Forfeit`); an exception raised by the
-agent's own code stops the run with its traceback, as a bug should.
+agent's own code while it plays stops the run with its traceback, as a bug should. A factory that raises is
+one line naming the spec, the error and where it was raised (the run has not started).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import functools
 import inspect
 import os
 import sys
+import traceback
 from collections.abc import Callable
 from importlib import import_module, metadata
 from typing import Any
@@ -137,13 +139,34 @@ def build_outside_agent(target: Any, spec: str, params: dict[str, Any], context:
             raise ValueError(f"agent {spec!r}: a policy function takes no parameters, got {sorted(params)}")
         made = target
     elif callable(target):
+        kwargs = {**params, **context_for(target, context)}
         try:
-            made = target(**params, **context_for(target, context))
+            inspect.signature(target).bind(**kwargs)
         except TypeError as error:
             raise ValueError(f"agent {spec!r}: bad parameters: {error}") from None
+        except ValueError:  # no signature to check (a builtin): the call says
+            pass
+        try:
+            made = target(**kwargs)
+        except Exception as error:  # noqa: BLE001 (the factory is the user's code: it may raise anything)
+            raise ValueError(f"agent {spec!r}: its factory {_name_of(target)} raised {_one_line(error)}") from None
     else:
         raise ValueError(f"agent {spec!r}: {type(target).__name__} is neither a factory, a class nor a function")
     return OutsideAgent(made, spec, seed=context.get("seed"))
+
+
+def _name_of(target: Any) -> str:
+    return f"{getattr(target, '__module__', '?')}:{getattr(target, '__qualname__', type(target).__name__)}"
+
+
+def _one_line(error: BaseException) -> str:
+    """``RuntimeError: no model file (mybot.py:12)``: the error and where it was raised, on one line."""
+    text = " ".join(str(error).split())[:300]
+    where = ""
+    frames = traceback.extract_tb(error.__traceback__)
+    if frames:
+        where = f" ({os.path.basename(frames[-1].filename)}:{frames[-1].lineno})"
+    return f"{type(error).__name__}{': ' + text if text else ''}{where}"
 
 
 class OutsideAgent(Agent):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib.resources
 import sys
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
 from importlib.metadata import entry_points
@@ -57,13 +57,31 @@ def positive_reward_wins(reward: Any, episode: str) -> Any:
 
 
 @dataclass(frozen=True)
-class Scoring:
-    """How a side's episode reward becomes the harness's points and win, and what they mean.
+class EpisodeEnd:
+    """One episode's end as a game's scoring sees it: every seat at once (:attr:`Scoring.outcome`)."""
 
-    ``won(reward, episode)`` works on numbers, arrays and tensors (the batched trainer asks it of a whole
-    batch). ``points_scale``: episode kind -> points per unit of reward, rounded to whole points (a kind not
-    listed: the reward itself is the points). ``fewer_points_better``: how the rating ranks the seats that
-    did not win, in a game where every seat plays for itself.
+    episode: str  # the env's episode kind ("round", "deal", "match", ...)
+    rewards: tuple[float, ...]  # every seat's episode reward, as the env paid it
+    raw_points: tuple[float, ...] | None = None  # every seat's points as the engine states them (Scoring.raw_points)
+    truncated: bool = False  # cut short (a turn limit): the harness declares no winner whatever the scoring says
+
+    @property
+    def num_players(self) -> int:
+        return len(self.rewards)
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """How an episode becomes the harness's points and winners, and what they mean.
+
+    Per seat (the original interface): ``won(reward, episode)`` says whether a side's reward is a win and
+    works on numbers, arrays and tensors (the batched trainer asks it of a whole batch); ``points_scale``:
+    episode kind -> points per unit of reward, rounded to whole points (a kind not listed: the reward itself is
+    the points). The whole episode at once: ``raw_points(game, episode)`` reads every seat's points from the
+    engine at the end (they are then the points shown), and ``outcome(end)`` states ``(points per seat, winning
+    seats)`` from an :class:`EpisodeEnd`, for a game whose result is not one seat's reward alone (Hearts: the
+    fewest points win). ``fewer_points_better``: how the rating ranks the seats that did not win, in a game
+    where every seat plays for itself.
     """
 
     won: Callable[[Any, str], Any] = positive_reward_wins
@@ -71,10 +89,22 @@ class Scoring:
     fewer_points_better: bool = False
     points_meaning: str = "the episode reward of the agent's seats"
     rating_order: str = "each episode's result: who won"
+    raw_points: Callable[[Any, str], Sequence[float] | None] | None = None  # (engine at the end, episode kind)
+    outcome: Callable[[EpisodeEnd], tuple[Sequence[float], Sequence[int]]] | None = None
 
     def points(self, reward: float, episode: str) -> float:
         scale = self.points_scale.get(episode)
         return reward if scale is None else float(round(scale * reward))
+
+    def result(self, end: EpisodeEnd) -> tuple[list[float], list[int]]:
+        """(points per seat, winning seats) as the game states them: ``outcome`` where the game gives one; else
+        the raw points (or each reward through ``points``) and the seats whose reward ``won`` calls a win."""
+        if self.outcome is not None:
+            points, winners = self.outcome(end)
+            return [float(p) for p in points], sorted({int(s) for s in winners})
+        points = list(end.raw_points) if end.raw_points is not None else [self.points(r, end.episode)
+                                                                           for r in end.rewards]
+        return [float(p) for p in points], [s for s, r in enumerate(end.rewards) if self.won(r, end.episode)]
 
 
 @dataclass(frozen=True)
@@ -159,6 +189,63 @@ class GameSpec:
         """Whether a side's episode reward is a win (:attr:`Scoring.won`)."""
         return self.scoring.won(reward, episode)
 
+    # ----------------------------------------------------------- results
+    def episode_end(self, episode: str, rewards: Sequence[float], truncated: bool = False,
+                    game: Any = None) -> EpisodeEnd:
+        """The :class:`EpisodeEnd` of an episode of kind ``episode``; ``game``: the engine at the end, whose raw
+        points are read where the scoring declares ``raw_points``."""
+        raw = None
+        if self.scoring.raw_points is not None and game is not None:
+            found = self.scoring.raw_points(game, episode)
+            raw = None if found is None else tuple(float(p) for p in found)
+        return EpisodeEnd(episode, tuple(float(r) for r in rewards), raw, bool(truncated))
+
+    def judge(self, end: EpisodeEnd) -> tuple[list[float], list[int]]:
+        """(points per seat, winning seats) of an episode as the game's scoring states them (none when truncated),
+        checked against the rewards: a one-line ValueError naming the spec where they contradict
+        (:meth:`result_problem`), so a wrong scoring cannot report inverted win rates."""
+        points, winners = self.scoring.result(end)
+        n = end.num_players
+        if len(points) != n or not all(0 <= s < n for s in winners):
+            raise ValueError(f"{self.scoring_name()} gave points {points!r:.80} and winners {winners!r:.80} for "
+                             f"{n} seats: expected a point per seat and winners among seats 0..{n - 1}")
+        if end.truncated:
+            return points, []
+        problem = self.result_problem(end, winners)
+        if problem:
+            raise ValueError(f"{self.scoring_name()} contradicts its rewards: {problem}; fix the scoring "
+                             "(docs/adding_a_game.md#scoring)")
+        return points, winners
+
+    def result_problem(self, end: EpisodeEnd, winners: Sequence[int]) -> str:
+        """What is wrong with ``winners`` as the result of ``end``, in words ("" when nothing): the rule every
+        game's result keeps. Rewards order the seats as the result does: every winner's reward is at least every
+        loser's (the agents learn from the rewards, so a winner paid less than a loser is a contradiction); in a
+        partnership game the winners are one whole side."""
+        rewards, n = end.rewards, end.num_players
+        listed = "[" + ", ".join(f"{r:.4g}" for r in rewards) + "]"
+        losers = [s for s in range(n) if s not in winners]
+        if winners and losers:
+            worst = min(winners, key=lambda s: rewards[s])
+            best = max(losers, key=lambda s: rewards[s])
+            if rewards[worst] < rewards[best]:
+                return (f"in a {end.episode} with rewards {listed} it declares seat {worst} a winner (reward "
+                        f"{rewards[worst]:.4g}) and seat {best} a loser (reward {rewards[best]:.4g}); a winner's "
+                        f"reward must be at least every loser's, so seat {best} should have won")
+        if self.partnerships and winners:
+            side = sorted(self.seats_of_side(winners[0], n))
+            if sorted(winners) != side:
+                return (f"in a {end.episode} with rewards {listed} it declares seats {sorted(winners)} the winners; "
+                        f"in a partnership game the winners are one whole side (seats {side})")
+        return ""
+
+    def scoring_name(self) -> str:
+        """The spec, as an error names it: ``crazy_eights's scoring (GameSpec.scoring, in mypkg.spec)``."""
+        rule = self.scoring.outcome or self.scoring.won
+        module = getattr(rule, "__module__", "")
+        return f"{self.name}'s scoring (GameSpec.scoring" + (f", in {module})" if module and module != __name__
+                                                                 else ")")
+
     # ------------------------------------------------------------- envs
     def env_kwargs(self, episode: str | None = None, num_players: int | None = None) -> dict[str, Any]:
         """Constructor arguments of the env: the episode kind (training default) and the seats where they vary."""
@@ -169,10 +256,67 @@ class GameSpec:
 
     def make_env(self, episode: str | None = None, num_players: int | None = None, **kwargs: Any) -> Any:
         """The wrapped AEC env (``kwargs`` are more constructor arguments; they win over the defaults)."""
-        return self.env_module_object().env(**{**self.env_kwargs(episode, num_players), **kwargs})
+        arguments = {**self.env_kwargs(episode, num_players), **kwargs}
+        try:
+            return self.env_module_object().env(**arguments)
+        except ValueError as error:
+            self._blame_players(arguments.get("num_players"), error)
+            raise
 
     def make_raw_env(self, episode: str | None = None, num_players: int | None = None, **kwargs: Any) -> Any:
-        return self.env_module_object().raw_env(**{**self.env_kwargs(episode, num_players), **kwargs})
+        arguments = {**self.env_kwargs(episode, num_players), **kwargs}
+        try:
+            return self.env_module_object().raw_env(**arguments)
+        except ValueError as error:
+            self._blame_players(arguments.get("num_players"), error)
+            raise
+
+    def _players_mismatch(self, detail: str) -> ValueError:
+        low, high = self.players
+        return ValueError(f"{self.name}: its spec declares {low}-{high} players (GameSpec.players), but {detail}; "
+                          "the spec's range must be exactly the env's")
+
+    def _blame_players(self, num_players: Any, error: ValueError) -> None:
+        """An env that refused a seat count inside the spec's range: say it is the spec that is wrong, where the
+        env also refuses that count with no other argument (a cheap check, made only once building failed)."""
+        if self.fixed_players or isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) \
+                or not self.players[0] <= num_players <= self.players[1]:  # fmt: skip
+            return
+        try:
+            self.env_module_object().raw_env(**self.env_kwargs(None, int(num_players)))
+        except ValueError:
+            raise self._players_mismatch(f"its env refuses {num_players} ({' '.join(str(error).split())[:200]})") \
+                from None
+
+    def check_env_players(self) -> None:
+        """The spec's seat range is its env's: the env builds and deals (``random_options``, both units) at the
+        fewest and the most seats, with that many agents, and refuses one seat fewer and one more (a fixed-size
+        game: its env has that many agents). A one-line ValueError naming the spec otherwise (the conformance
+        test asks it of every game)."""
+        low, high = self.players
+        if self.fixed_players:
+            raw = self.env_module_object().raw_env(**self.env_kwargs())
+            if raw.num_players != low:
+                raise self._players_mismatch(f"its env has {raw.num_players}")
+            return
+        for n in sorted({low, high}):
+            try:
+                raw = self.env_module_object().raw_env(**self.env_kwargs(None, n))
+                for unit in ("deal", "game"):
+                    raw.reset(seed=0, options=self.random_options(np.random.default_rng(0), unit, n))
+            except ValueError as error:
+                raise self._players_mismatch(f"its env refuses {n} ({' '.join(str(error).split())[:200]})") \
+                    from None
+            if raw.num_players != n or len(raw.possible_agents) != n:
+                raise self._players_mismatch(f"its env built for {n} has {len(raw.possible_agents)} agents")
+        for n in (low - 1, high + 1):
+            if n < 1:
+                continue
+            try:
+                self.env_module_object().raw_env(**self.env_kwargs(None, n))
+            except ValueError:
+                continue
+            raise self._players_mismatch(f"its env also takes {n} (it must refuse a seat count outside the range)")
 
     def env_module_object(self) -> Any:
         return import_module(self.env_module)
@@ -359,8 +503,10 @@ def players_help() -> str:
 
 
 def episodes_help() -> str:
-    """Every game's episode kinds for a help text: "ring_rang: game or round; rang: match or deal"."""
-    return "; ".join(f"{spec.name}: {spec.episodes['game']} or {spec.episodes['deal']}" for spec in GAMES.values())
+    """Every game's episode kinds for a help text: "ring_rang: game or round; rang: match or deal; crazy_eights:
+    deal" (a kind named once where both units play the same)."""
+    return "; ".join(f"{spec.name}: {' or '.join(dict.fromkeys((spec.episodes['game'], spec.episodes['deal'])))}"
+                     for spec in GAMES.values())
 
 
 def default_game() -> str:

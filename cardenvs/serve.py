@@ -27,7 +27,11 @@ site that rebinds its name to this machine is refused. No page may frame it
 (``X-Frame-Options``, ``frame-ancestors``). Reads time out, the body of a
 request is read before the game is locked, and at most :data:`MAX_CONNECTIONS`
 connections are open (the longest idle one makes way for a new one), so slow
-or idle clients cannot stall the game for others.
+or idle clients cannot stall the game for others. A client that goes away
+mid-reply (a closed tab, an evicted connection) is no error and prints nothing;
+what the server does print (``--verbose``'s request log, a bug's traceback)
+goes through :class:`ServerLog`, so a full stderr (a pipe nobody reads) never
+blocks an answer.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import argparse
 import contextlib
 import ipaddress
 import json
+import queue
 import secrets
 import socket
 import sys
@@ -55,6 +60,8 @@ LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
 MAX_BODY = 4096
 MAX_CONNECTIONS = 64  # open connections at once; past it the longest idle one is closed
 SOCKET_TIMEOUT = 10.0  # seconds a read from a client may wait
+LOG_ROOM = 1000  # lines the server's log holds while stderr cannot take them; past it, lines are dropped
+GONE = (ConnectionError, TimeoutError)  # the client went away or stopped sending: no reply, nothing to log
 
 
 class MoveError(ValueError):
@@ -237,6 +244,48 @@ class App:
         self.game = self.new_game(self.seed)
 
 
+class ServerLog:
+    """The server's lines to stderr, written by a thread of their own from a bounded queue.
+
+    A request never writes to stderr itself: with stderr a pipe nobody drains, a write blocks once the pipe is
+    full, and every thread that logged would wait there for ever (as every request thread did, so the server
+    never answered again). Here only the writer thread waits; lines past :data:`LOG_ROOM` are dropped and
+    counted, and the count is written once stderr takes lines again.
+    """
+
+    def __init__(self, stream: Any = None, room: int = LOG_ROOM) -> None:
+        self.stream = stream  # None: sys.stderr when a line is written
+        self.lines: queue.Queue[str] = queue.Queue(room)
+        self.dropped = 0
+        self.writer: threading.Thread | None = None
+        self.start_lock = threading.Lock()
+
+    def write(self, text: str) -> None:
+        """Queue ``text`` (one or more lines); never blocks."""
+        try:
+            self.lines.put_nowait(text.rstrip("\n"))
+        except queue.Full:
+            self.dropped += 1
+        if self.writer is None:
+            with self.start_lock:
+                if self.writer is None:
+                    self.writer = threading.Thread(target=self._write_lines, name="cardenvs-serve-log", daemon=True)
+                    self.writer.start()
+
+    def _write_lines(self) -> None:
+        while True:
+            text = self.lines.get()
+            stream = self.stream or sys.stderr
+            try:
+                if self.dropped:
+                    dropped, self.dropped = self.dropped, 0
+                    stream.write(f"cardenvs serve: {dropped} log line(s) dropped (stderr was not read)\n")
+                stream.write(text + "\n")
+                stream.flush()
+            except (OSError, ValueError):  # stderr closed: nothing more can be told
+                pass
+
+
 class _Server(ThreadingHTTPServer):
     """A threading server with a bound on its connections: at :data:`MAX_CONNECTIONS`, the connection idle
     the longest (no request under way) is closed for a new one, so idle sockets cannot use up threads or
@@ -249,6 +298,7 @@ class _Server(ThreadingHTTPServer):
         self.address_family = family
         self.connections: dict[Any, float | None] = {}  # socket -> idle since (monotonic), None: busy
         self.connections_lock = threading.Lock()
+        self.log = ServerLog()
         super().__init__(address, handler)
 
     def process_request(self, request: Any, client_address: Any) -> None:
@@ -274,6 +324,15 @@ class _Server(ThreadingHTTPServer):
         with self.connections_lock:
             self.connections.pop(request, None)
         super().shutdown_request(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """What escaped a request's handler: nothing for a client that went away, else a short traceback in
+        the log (socketserver printed every one to stderr, blocking on a full one)."""
+        error = sys.exc_info()[1]
+        if isinstance(error, GONE):
+            return
+        self.log.write(f"cardenvs serve: error with a request from {client_address[0]}: {error!r}\n"
+                       + "".join(traceback.format_exc(limit=-8))[-4000:])
 
 
 def make_server(app: App, host: str = "127.0.0.1", port: int = 0, verbose: bool = False) -> ThreadingHTTPServer:
@@ -340,12 +399,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.mark(self.request, busy=False)  # waiting for a request: may be closed for a new connection
         try:
             super().handle_one_request()
-        except TimeoutError:
+        except GONE:  # a timeout, or the client (or an eviction) closed the connection: nothing to answer
             self.close_connection = True
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the base class names it so)
-        if not self.quiet:
-            super().log_message(format, *args)
+        if not self.quiet:  # as http.server writes it, through the log that never blocks
+            text = format % args
+            table = getattr(self, "_control_char_table", None)  # http.server's escaping, where it has one
+            self.server.log.write(f"{self.address_string()} - - [{self.log_date_time_string()}] "
+                                  f"{text.translate(table) if table else text}")
 
     # ------------------------------------------------------------- replies
     def _send(self, status: int, body: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
@@ -381,11 +443,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.mark(self.request, busy=True)
         try:
             self._answer(method)
-        except TimeoutError:
-            self.close_connection = True  # the client stopped sending: no reply, the connection closes
+        except GONE:
+            self.close_connection = True  # the client stopped sending or went away: no reply, the connection closes
         except Exception as error:  # noqa: BLE001 - a bug must not leave the client with an empty reply
-            traceback.print_exc(file=sys.stderr)  # always (log_message is quiet without --verbose)
-            print(f"cardenvs serve: error answering {method} {self.path[:200]}: {error!r}", file=sys.stderr)
+            # always (log_message is quiet without --verbose), through the log that never blocks
+            self.server.log.write("".join(traceback.format_exc(limit=-8))[-4000:]
+                                  + f"cardenvs serve: error answering {method} {self.path[:200]}: {error!r}")
             self.close_connection = True
             with contextlib.suppress(OSError):
                 self._error(HTTPStatus.INTERNAL_SERVER_ERROR, "internal error (see the server's log)")

@@ -114,7 +114,8 @@ def plot(table: list[dict], stages: list[str], title: str, path: Path) -> None:
             continue
         x = [stages.index(r["stage"]) for r in points]
         y = [r["win_rate"] for r in points]
-        errors = [[r["win_rate"] - r["ci95_low"] for r in points], [r["ci95_high"] - r["win_rate"] for r in points]]
+        errors = [[max(0.0, r["win_rate"] - r["ci95_low"]) for r in points],
+                  [max(0.0, r["ci95_high"] - r["win_rate"]) for r in points]]
         ax.errorbar(x, y, yerr=errors, marker="o", capsize=3, color=colour, label=measure)
     ax.axhline(0.5, color="grey", linewidth=0.8, linestyle="--")
     ax.set_xticks(range(len(stages)), stages, rotation=20)

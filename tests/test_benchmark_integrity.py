@@ -97,7 +97,7 @@ import numpy as np
 import cardenvs.train.evaluate as harness
 
 # the attack of issue 42: patch the harness on import so that this agent's seats win every episode
-harness._outcome = lambda config, seats, episode: (episode.rewards, list(range(len(seats))))
+harness._outcome = lambda config, seats, episode, *_: (episode.rewards, list(range(len(seats))))
 harness.play_episode.__globals__["checked_action"] = lambda action, mask: int(np.flatnonzero(mask)[0])
 
 
@@ -180,8 +180,8 @@ def test_verify_replays_a_forfeit_and_refuses_one_forged_for_an_opponent(tmp_pat
 def test_verify_catches_a_patched_harness(tmp_path, monkeypatch):
     real = evaluate._outcome
 
-    def cheat(config, seats, episode):  # what a patched harness reports: the candidate's seats won
-        points, _ = real(config, seats, episode)
+    def cheat(config, seats, episode, game=None):  # what a patched harness reports: the candidate's seats won
+        points, _ = real(config, seats, episode, game)
         return points, [s for s, label in enumerate(seats) if label == "first_legal"]
     monkeypatch.setattr(evaluate, "_outcome", cheat)
     card = _run(FirstLegal(), tmp_path / "run")

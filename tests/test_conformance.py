@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -66,6 +67,7 @@ def test_the_example_plugin_is_installed_and_is_not_a_builtin():
 def test_spec_is_well_formed_and_names_what_it_has(game):
     spec = game_spec(game)
     check_spec(spec, taken=set())
+    spec.check_env_players()  # the env builds and deals at the spec's fewest and most seats, and no other count
     assert set(spec.exempt) <= set(CHECKS), "an exemption names an unknown check"
     for role in spec.parts:
         assert spec.part(role) is not None
@@ -77,10 +79,29 @@ def test_spec_is_well_formed_and_names_what_it_has(game):
             spec.vector_env_class()
 
 
+@pytest.mark.parametrize("players, says", [
+    ((2, 6), "declares 2-6 players (GameSpec.players), but its env refuses 6 (num_players must be"),
+    ((3, 4), "declares 3-4 players (GameSpec.players), but its env also takes 2 (it must refuse"),
+    ((2, 3), "declares 2-3 players (GameSpec.players), but its env also takes 4"),
+])
+def test_a_spec_whose_player_range_is_not_its_engines_is_refused(players, says):
+    """A copy of the example plugin's spec (an engine of 2-4 players) declaring another range: before, it
+    passed every check, which built the env at the fewest and the default seats only."""
+    from dataclasses import replace
+
+    wrong = replace(game_spec(EXAMPLE_PLUGIN), players=players)
+    check_spec(wrong, taken=set())  # nothing a look at the spec alone can see
+    with pytest.raises(ValueError, match=f"^{EXAMPLE_PLUGIN}: its spec {re.escape(says)}"):
+        wrong.check_env_players()
+    if players[1] > 4:  # building the env at a count the spec declares and the env refuses blames the spec
+        with pytest.raises(ValueError, match="its spec declares 2-6 players .* but its env refuses 6"):
+            wrong.make_env(num_players=6)
+
+
 @pytest.mark.parametrize("game", GAME_NAMES)
 def test_pettingzoo_api_test(game):
     spec = spec_of(game, "api")
-    for n in sorted({spec.players[0], spec.players_or_fixed(None)}):
+    for n in sorted({spec.players[0], spec.players_or_fixed(None), spec.players[1]}):  # the range's ends too
         api_test(spec.make_env(num_players=n), num_cycles=200)
 
 
@@ -142,27 +163,38 @@ def test_snapshot_json_round_trip_continues_identically(game):
         copy.step(action)
 
 
+def check_harness_result(spec: GameSpec, unit: str, record) -> None:
+    """One harness record against the spec's scoring, with a message that says which seat should have won, and why."""
+    kind = spec.episodes[unit]
+    end = spec.episode_end(kind, record.rewards, record.truncated)
+    where = f"{spec.name}, unit {unit} ({kind}), deal {record.deal} arrangement {record.arrangement}"
+    rewards = "[" + ", ".join(f"{r:.4g}" for r in record.rewards) + "]"
+    best = [s for s, r in enumerate(record.rewards) if r == max(record.rewards)]
+    winners = sorted(record.winner_seats)
+    if spec.scoring.raw_points is None:  # without raw points the rewards alone decide (else the engine's end)
+        assert winners == spec.judge(end)[1], (
+            f"{where}: the harness declared seats {winners} the winners, the spec's scoring says "
+            f"{spec.judge(end)[1]} (rewards {rewards})")
+        assert record.points == spec.judge(end)[0], f"{where}: points {record.points} are not the scoring's"
+    assert winners, (f"{where}: an untruncated episode without a winner (rewards {rewards}): seat(s) {best}, with "
+                     "the best reward, should have won by the spec's scoring (Scoring.won or Scoring.outcome)")
+    problem = spec.result_problem(end, winners)
+    assert not problem, f"{where}: the spec's scoring {problem}"
+
+
 @pytest.mark.parametrize("game", GAME_NAMES)
 def test_harness_winners_follow_the_spec_scoring(game):
-    """Every untruncated episode of the harness has winners, by the spec's own rule, and they did best."""
+    """Every untruncated episode of the harness has winners, by the spec's own rule, and no loser was paid more
+    than a winner (in a partnership game, the winners are one side)."""
     from cardenvs.train.evaluate import EvalConfig, run_records
 
     spec = spec_of(game, "scoring")
     for unit in ("deal", "game"):
         config = EvalConfig(game=game, agents=["random", "rules_basic" if "rules_basic" in spec.agents else "random"],
                             deals=6, seed=3, unit=unit, workers=1, progress=False)
-        kind = spec.episodes[unit]
         for record in run_records(config):
-            if record.truncated:
-                continue
-            winners = set(record.winner_seats)
-            assert winners == {s for s, r in enumerate(record.rewards) if spec.won(r, kind)}
-            assert winners, f"an untruncated {unit} of {game} without a winner"
-            best = max(record.rewards)
-            assert all(record.rewards[s] == best for s in winners)
-            if spec.partnerships:
-                assert winners == set(spec.seats_of_side(min(winners), len(record.rewards)))
-            assert record.points == [spec.scoring.points(r, kind) for r in record.rewards]
+            if not record.truncated:
+                check_harness_result(spec, unit, record)
 
 
 @pytest.mark.parametrize("game", GAME_NAMES)

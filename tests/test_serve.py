@@ -376,3 +376,96 @@ def test_the_table_fits_a_1024x768_window(game_name, env_kwargs):
             assert placed and all(e.get_attribute("class").split()[-1] in {"t0", "t1", "t2", "t3"} for e in placed)
         else:
             assert len(driver.find_elements("css selector", "#table .rang tr.row")) == 6
+
+
+# ------------------------------------------------------------------ stderr (issue 42 item 14)
+def _serve_process(stderr: Any, *extra: str) -> tuple[subprocess.Popen, int]:
+    proc = subprocess.Popen([sys.executable, "-m", "cardenvs.cli", "serve", "--game", "rang", "--players", "2",
+                             "--opponents", "random", "--port", "0", *extra], stdout=subprocess.PIPE, stderr=stderr,
+                            text=True, cwd=REPO)
+    line = proc.stdout.readline()  # type: ignore[union-attr]
+    assert "http://127.0.0.1:" in line, line
+    return proc, int(line.split("http://127.0.0.1:", 1)[1].split("/", 1)[0])
+
+
+def _reset_mid_request(port: int, count: int) -> None:
+    """Clients that send a request and reset the connection before the reply: the server's write fails."""
+    import socket
+    import struct
+
+    for _ in range(count):
+        sock = socket.create_connection(("127.0.0.1", port))
+        sock.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.close()
+
+
+def _get(port: int, path: str = "/favicon.svg") -> int:
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    try:
+        connection.request("GET", path)
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
+def test_clients_that_go_away_print_no_traceback(tmp_path):
+    """Before: a traceback for every reset or evicted connection (1,048 for 1,100 connections)."""
+    import socket
+
+    from cardenvs.serve import MAX_CONNECTIONS
+
+    log = tmp_path / "stderr.txt"
+    with open(log, "w") as stderr:
+        proc, port = _serve_process(stderr)
+        try:
+            _reset_mid_request(port, 100)
+            idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(MAX_CONNECTIONS + 40)]  # evicted
+            for sock in idle[:20]:
+                sock.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # half a request, then gone
+            for sock in idle:
+                sock.close()
+            assert _get(port) == 200
+            time.sleep(0.5)
+        finally:
+            proc.kill()
+            proc.wait(timeout=30)
+    assert log.read_text() == ""
+
+
+def test_a_full_stderr_nobody_reads_does_not_wedge_the_server():
+    """stderr a pipe never read: before, once it was full every thread blocked writing to it (1,022 threads)
+    and the server never answered again. --verbose writes a line a request, and each reset client wrote a
+    traceback: far more than a pipe holds."""
+    proc, port = _serve_process(subprocess.PIPE, "--verbose")
+    try:
+        for _ in range(10):
+            _reset_mid_request(port, 30)
+            for _ in range(150):  # about 70 bytes of log each: 10 rounds fill a 64 KiB pipe twice over
+                assert _get(port) == 200
+        assert _get(port, "/") == 200 and proc.poll() is None
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+
+
+def test_the_header_before_a_trump_is_chosen_says_so():
+    """The page's table header read "trump - · tricks 0/13" before the chooser named a trump (issue 44 item 7)."""
+    from cardenvs.render import env_view, table_js
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed (the page's drawing is JavaScript)")
+    game = WebGame("ring_rang", {}, 0, ["random"], 3)
+    views = [env_view(game.env, observer=0)]
+    game.move(game.state()["moves"][0]["action"], game.state()["turn"])  # player_0 chooses the trump
+    views.append(env_view(game.env, observer=0))
+    assert views[0]["trump"] is None and views[1]["trump"] is not None
+    script = table_js(["ring_rang"]) + "\nfor (const v of JSON.parse(process.argv[1])) console.log(tableHtml(v));"
+    run = subprocess.run([node, "-e", script, json.dumps(views)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    before, after = run.stdout.splitlines()[:2]
+    assert "trump not chosen yet &middot; tricks 0/13" in before and "trump -" not in before
+    assert 'trump <span class="sym' in after and "not chosen" not in after

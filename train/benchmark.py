@@ -26,6 +26,7 @@ import os
 import secrets
 import subprocess
 import sys
+import textwrap
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -50,6 +51,7 @@ from .evaluate import (
     check_writable,
     chunk_subfolder,
     display_labels,
+    error_bars,
     object_labels,
     progress_bar,
     run_records,
@@ -503,22 +505,32 @@ def write_scorecard(card: dict[str, Any], out: str | Path) -> list[str]:
 
 def plot_scorecard(card: dict[str, Any], path: Path) -> bool:
     """Win rate against each opponent (95% CI) and, where the ladder is shipped, the agent's place on it."""
+    fig = scorecard_figure(card)
+    if fig is None:
+        return False
+    import matplotlib.pyplot as plt
+
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
+
+
+def scorecard_figure(card: dict[str, Any]) -> Any:
+    """The figure of :func:`plot_scorecard` (a matplotlib Figure), or None without matplotlib."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        return False
+        return None
     rows = card["rows"]
     rating = card.get("rating")
     fig, axes = plt.subplots(1, 2 if rating else 1, figsize=(11 if rating else 7, 4.2),
                              gridspec_kw={"width_ratios": [3, 1]} if rating else None, squeeze=False)
     ax = axes[0][0]
     rates = [r["win_rate"] for r in rows]
-    errors = [[r["win_rate"] - r["win_rate_ci95"][0] for r in rows],
-              [r["win_rate_ci95"][1] - r["win_rate"] for r in rows]]
-    ax.bar(range(len(rows)), rates, yerr=errors, capsize=5, color="#4477aa")
+    ax.bar(range(len(rows)), rates, yerr=error_bars(rows), capsize=5, color="#4477aa")
     ax.axhline(0.5, color="#999999", linestyle="--", linewidth=1)
     ax.set_xticks(range(len(rows)), [r["opponent"] for r in rows], rotation=25, ha="right")
     ax.set_ylim(0, 1)
@@ -536,18 +548,19 @@ def plot_scorecard(card: dict[str, Any], path: Path) -> bool:
             side.annotate(name, (0, value), xytext=(0.25, placed[-1]), textcoords="data", va="center", fontsize=7,
                           arrowprops={"arrowstyle": "-", "color": "#cccccc", "lw": 0.5})
         low, high = rating["ci95"]
-        side.errorbar([0], [rating["value"]], yerr=[[rating["value"] - low], [high - rating["value"]]], fmt="D",
-                      color="#cc3311", capsize=5)
-        side.annotate(label, (0, rating["value"]), xytext=(-8, 0), textcoords="offset points", va="center",
-                      ha="right", fontsize=8, color="#cc3311")
+        # the agent is named in a legend under the panel, where no tick label is: beside its marker, a long
+        # label ran over the rating axis's tick labels
+        bars = [[max(0.0, rating["value"] - low)], [max(0.0, high - rating["value"])]]
+        side.errorbar([0], [rating["value"]], yerr=bars, fmt="D", color="#cc3311", capsize=5,
+                      label=textwrap.fill(f"{label} {rating['value']:.0f}", 28))
+        side.legend(loc="upper center", bbox_to_anchor=(0.5, -0.02), fontsize=8, frameon=False, handlelength=1,
+                    labelcolor="#cc3311")
         side.set_xlim(-1, 1.6)
         side.set_xticks([])
         side.set_ylabel("rating (random = 0)")
         side.set_title("on the reference ladder")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return True
+    return fig
 
 
 # ---------------------------------------------------------------------- CLI

@@ -144,7 +144,8 @@ class Record:
     arrangement: int
     seats: list[str]  # agent spec per seat
     rewards: list[float]  # total reward per seat
-    points: list[float]  # RING RANG: signed round/game points per seat; Rang: points scored (lower is better)
+    points: list[float]  # per seat, as the game's scoring states them (RING RANG: signed round/game points; Rang:
+    # points scored, lower is better)
     winner_seats: list[int]  # seats on the winning side (empty when truncated)
     truncated: bool
     decisions: int
@@ -255,8 +256,11 @@ def play_episode(env, agents: Sequence, options: dict[str, Any], seed: int) -> E
     return episode
 
 
-def _outcome(config: EvalConfig, seats: list[str], episode: Episode) -> tuple[list[float], list[int]]:
-    """(points per seat, winning seats) from the rewards of the contract, or from a forfeit.
+def _outcome(config: EvalConfig, seats: list[str], episode: Episode,
+             game: Any = None) -> tuple[list[float], list[int]]:
+    """(points per seat, winning seats) as the game's scoring states them (``game``: the engine at the end, for
+    a scoring that reads raw points), or from a forfeit; a ValueError naming the spec where its scoring
+    contradicts the rewards (:meth:`~cardenvs.games.GameSpec.judge`).
 
     A forfeit loses the episode for the agent that gave it up: in a partnership game the other side wins;
     otherwise the other agent wins where the line-up has two, and nobody where it has more.
@@ -271,10 +275,7 @@ def _outcome(config: EvalConfig, seats: list[str], episode: Episode) -> tuple[li
         elif len(set(seats)) > 2:
             others = []
         return rewards, others
-    kind = spec.episodes[config.unit]  # the game's scoring says what its rewards mean
-    points = [spec.scoring.points(r, kind) for r in rewards]
-    winners = [] if truncated else [s for s, r in enumerate(rewards) if spec.scoring.won(r, kind)]
-    return points, winners
+    return spec.judge(spec.episode_end(spec.episodes[config.unit], rewards, truncated, game))
 
 
 def _play_chunk(args: tuple[EvalConfig, list[int], dict[str, Any], dict[str, Any]]) -> list[Record]:
@@ -333,7 +334,7 @@ def play_record(config: EvalConfig, env: Any, deal: int, arrangement: int, seats
                                     one_way=getattr(agent, "out_of_process", False)))
     options = deal_options(config, deal) if options is None else options
     episode = play_episode(env, agents, options, seed=config.seed * 1_000_003 + deal)
-    points, winners = _outcome(config, seats, episode)
+    points, winners = _outcome(config, seats, episode, env.unwrapped.game)
     return Record(deal, arrangement, seats, episode.rewards, points, winners, episode.truncated, episode.decisions,
                   episode.forfeit_seat, episode.forfeit_reason, episode.seconds, episode.max_seconds,
                   episode.seat_decisions, episode.actions)
@@ -679,6 +680,13 @@ def write_outputs(result: dict[str, Any], records: list[Record], out: str | Path
     return written
 
 
+def error_bars(rows: Sequence[dict[str, Any]]) -> list[list[float]]:
+    """matplotlib's ``yerr`` of win rates with their 95% intervals: the distances down and up, never negative
+    (at 0% or 100% a bound may differ from the rate by a rounding error, which matplotlib refuses)."""
+    return [[max(0.0, r["win_rate"] - r["win_rate_ci95"][0]) for r in rows],
+            [max(0.0, r["win_rate_ci95"][1] - r["win_rate"]) for r in rows]]
+
+
 def plot_win_rates(result: dict[str, Any], path: Path, title: str | None = None, par: float | None = None) -> bool:
     """A bar per table row with its 95% CI; False (nothing written) without matplotlib."""
     try:
@@ -691,12 +699,8 @@ def plot_win_rates(result: dict[str, Any], path: Path, title: str | None = None,
     rows = result["table"]
     names = list(display_labels([r["agent"] for r in rows]).values())
     rates = [r["win_rate"] for r in rows]
-    errors = [
-        [max(0.0, r["win_rate"] - r["win_rate_ci95"][0]) for r in rows],
-        [max(0.0, r["win_rate_ci95"][1] - r["win_rate"]) for r in rows],
-    ]
     fig, ax = plt.subplots(figsize=(max(4, 1.3 * len(rows) + 2), 3.5))
-    ax.bar(range(len(rows)), rates, yerr=errors, capsize=6, color="#4477aa")
+    ax.bar(range(len(rows)), rates, yerr=error_bars(rows), capsize=6, color="#4477aa")
     ax.set_xticks(range(len(rows)), names, rotation=20, ha="right")
     ax.set_ylim(0, 1)
     ax.set_ylabel("win rate (95% CI)")
@@ -852,14 +856,15 @@ def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Ev
     return config_from_dict(data, f"eval config {path}", EvalConfig)
 
 
-def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+def build_parser(parser: argparse.ArgumentParser | None = None, game: str | None = None) -> argparse.ArgumentParser:
+    """The options of ``cardenvs eval``; the help lists ``game``'s agents (None: every game's, grouped)."""
     d = EvalConfig()
     parser = parser or argparse.ArgumentParser(prog="cardenvs eval", description=__doc__.splitlines()[0])
     parser.add_argument("--config", help="YAML file with the fields of EvalConfig (options given here override it)")
     parser.add_argument("--game", type=_game_arg, metavar="GAME", help=f"{games_help()} (default {d.game})")
     parser.add_argument("--agents", nargs="+", metavar="SPEC",
                         help="agent specs, e.g. random rules_strong; one agent plays itself as X#0 vs X#1 "
-                             f"(default {' '.join(d.agents)}). Agents: {', '.join(agent_names())}; "
+                             f"(default {' '.join(d.agents)}). Agents of {agents_help(game)}; "
                              f"or {OUTSIDE_FORMS} (docs/benchmark.md)")
     parser.add_argument("--deals", type=int,
                         help=f"deals, each played in every seat arrangement of the line-up (default {d.deals})")
@@ -889,9 +894,28 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     return parser
 
 
-def agent_names() -> list[str]:
-    """Every agent name of any game, the installed packages' (entry points) included: the help's list."""
-    return sorted({name for game in GAME_NAMES for name in available_agents(game)})
+def agents_help(game: str | None = None) -> str:
+    """The agent names for the help, the installed packages' (entry points) included: ``game``'s ("rang:
+    random, ..."), or every game's grouped ("every game: ...; rang also: ...; ring_rang also: ...")."""
+    games = [game] if game else list(GAME_NAMES)
+    names = {g: available_agents(g) for g in games}
+    if len(games) == 1:
+        return f"{games[0]}: {', '.join(names[games[0]])}"
+    shared = [name for name in names[games[0]] if all(name in names[g] for g in games)]
+    extra = [f"{g} also: {', '.join(n for n in names[g] if n not in shared)}" for g in games
+             if any(n not in shared for n in names[g])]
+    return "; ".join([f"every game: {', '.join(shared)}", *extra])
+
+
+def _help_game(argv: Sequence[str] | None) -> str | None:
+    """The game ``--game`` names in ``argv`` (for the help's agent list), or None (none, or not a game)."""
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--game")
+    try:
+        given = pre.parse_known_args(list(sys.argv[1:] if argv is None else argv))[0].game
+        return canonical_game(given) if given else None
+    except (ValueError, SystemExit):
+        return None
 
 
 def _game_arg(text: str) -> str:
@@ -905,7 +929,7 @@ MISSING_TRAIN_EXTRA = "pip install 'cardenvs[train]'"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser(game=_help_game(argv)).parse_args(argv)
     overrides = {k: v for k, v in vars(args).items() if k not in ("config", "overwrite")}
     try:
         if args.config:

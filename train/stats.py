@@ -9,14 +9,21 @@ Z95 = 1.959963984540054
 
 
 def wilson_interval(wins: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """95% Wilson score interval of a win rate (ties may count as half wins)."""
+    """95% Wilson score interval of a win rate (ties may count as half wins).
+
+    At the edges the bound is exact: no win gives a low of 0.0 and all wins a high of 1.0 (rounding would give
+    8.7e-19 and 0.9999999999999999, so a plot's error bar from the rate to its bound came out negative).
+    The interval always holds the rate.
+    """
     if n <= 0:
         return (0.0, 1.0)
     p = wins / n
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    low = 0.0 if wins <= 0 else min(p, max(0.0, centre - half))
+    high = 1.0 if wins >= n else max(p, min(1.0, centre + half))
+    return (low, high)
 
 
 def mean_interval(values: Sequence[float], z: float = Z95) -> tuple[float, float, float]:

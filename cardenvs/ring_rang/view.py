@@ -185,8 +185,9 @@ HTML = {
       '<div class="note">last trick won by player_' + v.last_trick.winner +
       (v.last_trick.lifted ? ', who lifts ' + v.last_trick.lifted : '') + '</div>';
   const red = v.trump === 'D' || v.trump === 'H';
-  const trump = v.trump ? '<span class="sym' + (red ? ' red' : '') + '">' + SUITS[v.trump] + '</span>' : '-';
-  let info = '<div id="info"><b>' + esc(v.title) + '</b> &middot; ' + esc(v.phase) + '<br>trump ' + trump +
+  const trump = v.trump ? 'trump <span class="sym' + (red ? ' red' : '') + '">' + SUITS[v.trump] + '</span>' :
+    'trump not chosen yet';
+  let info = '<div id="info"><b>' + esc(v.title) + '</b> &middot; ' + esc(v.phase) + '<br>' + trump +
     ' &middot; tricks ' + v.tricks_played + '/13 &middot; pile ' + v.pile + ' &middot; lifted ' + v.lifted[0] +
     ' : ' + v.lifted[1] + ' &middot; score ' + v.scores[0] + ' : ' + v.scores[1] + '</div>';
   if (v.last_round) info += '<div class="note">last round: lifted ' + v.last_round.lifted.join(' : ') +
