@@ -247,7 +247,9 @@ def run_benchmark(agent: Any, game: str, settings: BenchmarkSettings | None = No
     commitment = seed_commitment(seed)
     if announce:
         announce(f"seed commitment: sha256 {commitment} ({drawn} deals; the seed is revealed with the scorecard)")
-    bar = progress_bar(sum(d for _, d in plan), settings.progress, f"benchmark {protocol.name}")
+    cost = {o["spec"]: float(o.get("cost", 1)) for o in protocol.opponents}  # a PIMC deal is dearer
+    bar = progress_bar(round(sum(d * cost[o] for o, d in plan)), settings.progress, f"benchmark {protocol.name}",
+                       unit="cost")
     rows, timing, record = [], [], []
     workers = 1
     start = time.perf_counter()
@@ -257,7 +259,7 @@ def run_benchmark(agent: Any, game: str, settings: BenchmarkSettings | None = No
             config = _match_config(protocol, settings, [candidate, opponent], deals, seed, deals / total)
             workers = max(workers, worker_count(config)[0])
             began = time.perf_counter()
-            records = run_records(config, objects, bar=bar)
+            records = run_records(config, objects, bar=_Weighted(bar, cost[opponent]))
             row, clock = _match_row(config, records, opponent)
             rows.append(row)
             record.append({"opponent": opponent, "deals": deals, "episodes": records})
@@ -269,6 +271,16 @@ def run_benchmark(agent: Any, game: str, settings: BenchmarkSettings | None = No
                       "workers": cluster_cpus(settings.ray_address) if settings.ray_address else workers}
     card["record"] = record
     return card
+
+
+class _Weighted:
+    """A progress bar advanced by ``weight`` per deal: the bar moves with what the deals cost, not their count."""
+
+    def __init__(self, bar: Any, weight: float):
+        self.bar, self.weight = bar, weight
+
+    def update(self, n: int) -> None:
+        self.bar.update(round(n * self.weight))
 
 
 def scorecard(protocol: Protocol, settings: BenchmarkSettings, candidate: str, rows: list[dict], seed: int,
@@ -559,7 +571,12 @@ def scorecard_figure(card: dict[str, Any]) -> Any:
         side.set_xticks([])
         side.set_ylabel("rating (random = 0)")
         side.set_title("on the reference ladder")
-    fig.tight_layout()
+    footer = [f"{card['deals_drawn']} deals, seed sha256 {card['seed_sha256'][:16]}...; the candidate ran "
+              f"{card['candidate']['runs']}" + ("" if card["comparable"] else "; NOT COMPARABLE")]
+    if card.get("points_meaning"):
+        footer.append(f"points (scorecard.txt): {card['points_meaning']}")
+    fig.text(0.01, 0.01, "\n".join(footer), fontsize=7, color="#555555", va="bottom")
+    fig.tight_layout(rect=(0, 0.03 * len(footer), 1, 1))
     return fig
 
 

@@ -615,7 +615,12 @@ def display_labels(names: Sequence[str]) -> dict[str, str]:
 
 
 def _points_meaning(game: str) -> str:
-    return game_spec(game).scoring.points_meaning
+    """What the points column holds, with the way that is better (a reader cannot guess it: in Rang, fewer)."""
+    scoring = game_spec(game).scoring
+    meaning = scoring.points_meaning
+    if "better" in meaning:
+        return meaning
+    return f"{meaning} ({'lower' if scoring.fewer_points_better else 'higher'} is better)"
 
 
 def format_table(result: dict[str, Any]) -> str:
@@ -765,8 +770,9 @@ def object_labels(agents: Sequence[Any], game: str) -> tuple[list[str], dict[str
         if not isinstance(label, str) or label in ("agent", ""):
             label = getattr(agent, "__name__", None) or type(agent).__name__
         if ":" in label or "#" in label or label in available_agents(canonical_game(game)):
-            raise ValueError(f"agent object {agent!r:.60}: its label {label!r} reads as an agent spec; "
-                             "give it another name attribute")
+            # a function named ``policy`` must not be read as the agent spec ``policy``: it stands in the tables
+            # under a label no spec can have (checked here, before any work)
+            label = f"{label.replace(':', '_').replace('#', '_')} (object)"
         if label in objects and objects[label] is not agent:
             raise ValueError(f"two agent objects are both labelled {label!r}; give them distinct name attributes")
         objects[label] = agent
