@@ -228,7 +228,8 @@ class GameSpec:
         if winners and losers:
             worst = min(winners, key=lambda s: rewards[s])
             best = max(losers, key=lambda s: rewards[s])
-            if rewards[worst] < rewards[best]:
+            gap = rewards[best] - rewards[worst]  # a rounding error in summed rewards is no contradiction
+            if gap > 1e-9 * max(1.0, abs(rewards[best]), abs(rewards[worst])):
                 return (f"in a {end.episode} with rewards {listed} it declares seat {worst} a winner (reward "
                         f"{rewards[worst]:.4g}) and seat {best} a loser (reward {rewards[best]:.4g}); a winner's "
                         f"reward must be at least every loser's, so seat {best} should have won")
