@@ -23,6 +23,11 @@ def test_the_wilson_interval_is_exact_at_the_edges_and_holds_the_rate(n):
         assert 0.0 <= low <= wins / n <= high <= 1.0
 
 
+# a run's seed, how its deals were drawn and how the candidate ran (the scorecard states them)
+RUN = (7, "secret", {"form": "bot process", "runs": "sandboxed process (bubblewrap 0.11.0)", "verified": True,
+                     "sees_env": False})
+
+
 def row(opponent: str, wins: int, episodes: int = 400) -> dict:
     return {"opponent": opponent, "deals": episodes // 2, "episodes": episodes, "wins": wins,
             "opponent_wins": episodes - wins, "win_rate": wins / episodes,
@@ -35,7 +40,7 @@ def test_a_scorecard_with_rows_at_0_and_100_percent_is_written_whole(tmp_path):
     protocol = load_protocol("ring_rang")
     rows = [row(spec, wins) for spec, wins in zip(protocol.specs, [0, 400] * len(protocol.specs), strict=False)]
     assert {r["win_rate"] for r in rows} == {0.0, 1.0}
-    card = scorecard(protocol, BenchmarkSettings(), "exec:path=examples/bots/random_bot.py", rows)
+    card = scorecard(protocol, BenchmarkSettings(), "exec:path=examples/bots/random_bot.py", rows, *RUN)
     written = write_scorecard(card, tmp_path)
     assert "scorecard.png" in written and (tmp_path / "scorecard.png").stat().st_size > 0
     saved = json.loads((tmp_path / "scorecard.json").read_text())
@@ -59,7 +64,7 @@ def test_the_agents_label_on_the_ladder_does_not_cover_the_rating_axis():
     protocol = load_protocol("ring_rang")
     rows = [row(spec, 200) for spec in protocol.specs]
     agent = "a_long_module_name.with_parts:make_a_rather_verbose_agent"
-    fig = scorecard_figure(scorecard(protocol, BenchmarkSettings(), agent, rows))
+    fig = scorecard_figure(scorecard(protocol, BenchmarkSettings(), agent, rows, *RUN))
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     side = fig.axes[1]

@@ -571,8 +571,9 @@ def scorecard_figure(card: dict[str, Any]) -> Any:
         side.set_xticks([])
         side.set_ylabel("rating (random = 0)")
         side.set_title("on the reference ladder")
-    footer = [f"{card['deals_drawn']} deals, seed sha256 {card['seed_sha256'][:16]}...; the candidate ran "
-              f"{card['candidate']['runs']}" + ("" if card["comparable"] else "; NOT COMPARABLE")]
+    footer = [f"{card.get('deals_drawn', 'public')} deals, seed sha256 {card.get('seed_sha256', '?')[:16]}...; "
+              f"the candidate ran {card.get('candidate', {}).get('runs', '?')}"
+              + ("" if card["comparable"] else "; NOT COMPARABLE")]
     if card.get("points_meaning"):
         footer.append(f"points (scorecard.txt): {card['points_meaning']}")
     fig.text(0.01, 0.01, "\n".join(footer), fontsize=7, color="#555555", va="bottom")
