@@ -41,8 +41,9 @@ def test_no_committed_file_over_1_mb_but_the_shipped_policies():
     large = {name: size for name, size in _tracked_sizes().items()
              if size > LARGE_FILE and not any(fnmatch.fnmatch(name, pattern) for pattern in ALLOWED_LARGE)}
     assert not large, (
-        "files over 1 MB in git (keep results as small text and images, name the commit where a large file "
-        "lived, or add a shipped file to ALLOWED_LARGE in tests/test_repo_weight.py): "
+        "files over 1 MB in git (keep results as small text and images: scripts/strip_records.py drops a "
+        "results.json's per-episode records; name the commit where a large file lived; or add a shipped file "
+        "to ALLOWED_LARGE in tests/test_repo_weight.py): "
         + ", ".join(f"{name} ({size / MB:.1f} MB)" for name, size in sorted(large.items())))
 
 
@@ -59,3 +60,19 @@ def test_docs_and_the_whole_tree_stay_small():
     assert docs < DOCS_LIMIT, f"docs/ holds {docs / MB:.1f} MB in git (limit {DOCS_LIMIT / MB:.0f} MB)"
     total = sum(sizes.values())
     assert total < TREE_LIMIT, f"the files in git weigh {total / MB:.1f} MB (limit {TREE_LIMIT / MB:.0f} MB)"
+
+
+def test_strip_records_keeps_the_summary(tmp_path):
+    """scripts/strip_records.py, which scripts/measure_strength.sh runs last: the records go, the rest stays."""
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("strip_records", ROOT / "scripts" / "strip_records.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    summary = {"config": {"deals": 2}, "table": [{"agent": "random", "win_rate": 0.5}]}
+    path = tmp_path / "run" / "results.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({**summary, "records": [{"deal": 0}] * 1000}))
+    assert module.strip(path) and json.loads(path.read_text()) == summary
+    assert not module.strip(path)  # already stripped: left as it is
