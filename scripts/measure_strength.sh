@@ -33,3 +33,5 @@ cardenvs eval --game rang --agents trained rules_basic --deals 1000 --workers "$
 cardenvs eval --game rang --agents trained rules_strong rules_basic random gauntlet_blocker gauntlet_dumper gauntlet_escaper gauntlet_racer --deals 30 --workers "$W" --seed 0 --no-progress --out $S/ladder_rang
 cardenvs eval --game rang --agents oracle:iterations=200,sees=hands rules_strong --deals 500 --workers "$W" --seed 0 --no-progress --out $S/oracle_hands_rang
 cardenvs eval --game rang --agents pimc:iterations=200 rules_strong --deals 500 --workers "$W" --seed 0 --no-progress --out $S/pimc200_rang
+# the docs keep each results.json's summary, not its per-episode records (tests/test_repo_weight.py)
+python scripts/strip_records.py $S

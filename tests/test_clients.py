@@ -8,6 +8,8 @@ the last player standing gets +1 and everyone else -1/(N-1); a RING RANG round g
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -219,27 +221,45 @@ def test_skrl_pettingzoo_wrapper_has_the_state_space_and_plays_to_the_end(make, 
 
 
 # ------------------------------------------------------------------ docs/integrations.md, as written
+# A recipe that trains and evaluates states its budget on one line; the test runs it with a short one.
+BUDGET = re.compile(r"^DECISIONS, DEALS = [\d_]+, [\d_]+", re.M)
+SHORT_BUDGET = "DECISIONS, DEALS = 1_000, 4"
+
+
 def _recipes():
-    import re
     from pathlib import Path
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "integrations.md").read_text(encoding="utf-8")
     for i, code in enumerate(re.findall(r"```python\n(.*?)```", text, re.S)):
-        # a training run: tests/test_plugins.py::test_maskable_ppo_learns_on_gymnasium_make learns the same way
+        # a training run without a budget line: tests/test_plugins.py::test_maskable_ppo_learns_on_gymnasium_make
+        # learns the same way
         marks = [pytest.mark.skip(reason="trains: see test_maskable_ppo_learns_on_gymnasium_make")] \
-            if ".learn(" in code else []
+            if ".learn(" in code and not BUDGET.search(code) else []
         yield pytest.param(code, id=f"block{i}", marks=marks)
 
 
+def test_the_training_recipes_state_their_budget():
+    """Issue 44 item 10: Tianshou trains with masks and SB3 wraps model.predict, both then evaluate_agents."""
+    recipes = [p.values[0] for p in _recipes() if BUDGET.search(p.values[0])]
+    assert len(recipes) == 2
+    tianshou, sb3 = sorted(recipes, key=lambda code: "tianshou" not in code)
+    assert "run_training" in tianshou and '"mask"' in tianshou and "evaluate_agents([TianshouAgent" in tianshou
+    assert "model.predict" in sb3 and "action_masks=" in sb3 and "evaluate_agents([SB3Agent" in sb3
+
+
 @pytest.mark.parametrize("code", list(_recipes()))
-def test_recipe_runs_as_written(code):
+def test_recipe_runs_as_written(code, tmp_path):
     import importlib.util
-    import re
     import subprocess
     import sys
 
     for module in re.findall(r"^(?:from|import) ([\w]+)", code, re.M):
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"{module} is not installed here")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    trains = bool(BUDGET.search(code))
+    code = BUDGET.sub(SHORT_BUDGET, code)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900,
+                            cwd=tmp_path)  # a recipe may save a model: into the test's folder, not the checkout
     assert result.returncode == 0, result.stderr[-3000:]
+    if trains:  # the harness's table: both agents, 4 duplicate deals = 8 rounds each
+        assert "win rate" in result.stdout and "\nrandom " in result.stdout, result.stdout[-2000:]
