@@ -10,8 +10,8 @@ A sandboxed program runs in namespaces of its own:
   the network is on: a resolver's files may live there) and the harness's temporary folder
   (:func:`tempfile.gettempdir`) replaced by empty, private ``tmpfs`` folders: the only place it can write is
   its own ``/tmp`` (``HOME`` points there), gone when it ends. Files elsewhere on disk stay readable (the
-  interpreter, its libraries, the bot's own files), read-only; the program file itself is bound in even when
-  it lies under a hidden temporary folder;
+  interpreter, its libraries, the bot's own files), read-only; the program file itself, and the running
+  Python's installation (``sys.prefix``), are bound in even when they lie under a hidden temporary folder;
 - **a cleared environment**: only ``PATH``, ``HOME=/tmp``, ``LANG`` and what the caller passes;
 - **resource limits** (:class:`Limits`, set with util-linux ``prlimit`` inside the sandbox, so that the
   process count is the sandbox's own): address space, CPU seconds, processes, file size, open files, and
@@ -59,13 +59,14 @@ import functools
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Limits", "popen_sandboxed", "sandbox_available", "sandboxed_command"]
+__all__ = ["Limits", "kill_sandbox", "popen_sandboxed", "sandbox_available", "sandboxed_command"]
 
 NOBODY = 65534
 
@@ -98,7 +99,7 @@ class Limits:
     def prlimit(self) -> list[str]:
         """The ``prlimit`` command line that sets these limits on the program it runs."""
         return ["prlimit", f"--as={self.memory}", f"--cpu={self.cpu_seconds}", f"--nproc={self.processes}",
-                f"--fsize={self.file_size}", f"--nofile={self.open_files}", "--"]
+                f"--fsize={self.file_size}", f"--nofile={self.open_files}", "--core=0", "--"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -192,7 +193,9 @@ def sandboxed_command(argv: Sequence[str], *, network: bool = False, limits: Lim
     sized = _version(bwrap) >= (0, 10)
     for folder in [*hidden, "/dev/shm"]:
         command += [*(("--size", str(limits.tmp_size), "--perms", "1777") if sized else ()), "--tmpfs", folder]
-    shown = [*visible, *([argv[0]] if os.sep in str(argv[0]) else [])]
+    # the program, and the running Python's installation (a harness's venv may live in a temporary folder)
+    shown = [*visible, *([argv[0]] if os.sep in str(argv[0]) else []), sys.prefix, sys.base_prefix,
+             os.path.dirname(os.path.realpath(sys.executable))]
     for item in dict.fromkeys(os.path.realpath(p) for p in shown):
         if _under(item, hidden) and os.path.exists(item):
             command += ["--ro-bind", item, item]
@@ -220,9 +223,9 @@ def popen_sandboxed(argv: Sequence[str], *, network: bool = False, limits: Limit
     """Start ``argv`` in a sandbox (:func:`sandboxed_command`) and return its :class:`subprocess.Popen`.
 
     ``popen``: ``stdin``, ``stdout``, ``stderr``, ``bufsize`` as for ``subprocess.Popen``. The process is in a
-    session of its own and dies with its parent; ``os.kill(process.pid, signal.SIGKILL)`` ends it and every
-    process in the sandbox. Its exit code is the program's, or 128 + the signal that killed it. Raises
-    OSError when the sandbox cannot be set up.
+    session of its own and dies with its parent; :func:`kill_sandbox` ends it and every process in the
+    sandbox. Its exit code is the program's, or 128 + the signal that killed it. Raises OSError when the
+    sandbox cannot be set up.
     """
     if _check:
         ok, why = sandbox_available()
@@ -270,3 +273,29 @@ def popen_sandboxed(argv: Sequence[str], *, network: bool = False, limits: Limit
         os.close(info_r)
         os.close(block_w)
     return process
+
+
+def kill_sandbox(process: subprocess.Popen) -> None:
+    """Kill a sandbox :func:`popen_sandboxed` started, every process in it included, and reap it.
+
+    ``bwrap`` kills the namespace's init when it dies (``--die-with-parent``), but only once the init has set
+    that up: killed in its first milliseconds, the init could live on. So the init (``bwrap``'s child, the
+    PID namespace's 1) is killed directly too; the kernel then kills everything in its namespace, a
+    ``setsid`` daemon included.
+    """
+    if process.poll() is None:
+        try:
+            children = [int(pid) for task in os.listdir(f"/proc/{process.pid}/task")
+                        for pid in open(f"/proc/{process.pid}/task/{task}/children").read().split()]
+        except (OSError, ValueError):
+            children = []
+        for pid in children:  # not reaped while bwrap lives: the pids are still theirs
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        try:
+            os.kill(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    process.wait()

@@ -22,7 +22,7 @@ import pytest
 from test_bot_protocol import assert_no_process_with, processes_with
 
 from cardenvs.agents.registry import make_agent
-from cardenvs.agents.sandbox import Limits, popen_sandboxed, sandbox_available, sandboxed_command
+from cardenvs.agents.sandbox import Limits, kill_sandbox, popen_sandboxed, sandbox_available, sandboxed_command
 from cardenvs.train.evaluate import evaluate_agents
 
 OK, WHY = sandbox_available()
@@ -284,9 +284,10 @@ def test_a_sandboxed_bot_in_pool_workers(write_bot):
     assert play(f"exec:path={bot}", deals=4, workers=2)["forfeits"] == 0
 
 
-def test_the_sandbox_api(tmp_path):
-    """``sandboxed_command``/``popen_sandboxed`` on their own: the limits are checked, the command is a list,
-    a killed sandbox takes its processes with it."""
+@pytest.mark.parametrize("delay", [0.0, 0.01, 0.3])
+def test_the_sandbox_api(delay):
+    """``sandboxed_command``/``popen_sandboxed``/``kill_sandbox`` on their own: the limits are checked, the
+    command is a list, a killed sandbox takes its processes with it, however early it is killed."""
     with pytest.raises(ValueError, match="processes"):
         Limits(processes=0)
     command = sandboxed_command(["/bin/true"], limits=Limits(memory=1 << 30))
@@ -296,11 +297,27 @@ def test_the_sandbox_api(tmp_path):
     code = "import os, time\nif os.fork() == 0:\n    os.setsid()\ntime.sleep(120)\n"
     process = popen_sandboxed([sys.executable, "-c", code, marker], stdout=subprocess.DEVNULL)
     try:
-        deadline = time.time() + 10
-        while len(processes_with(marker)) < 2 and time.time() < deadline:
-            time.sleep(0.05)
-        assert len(processes_with(marker)) >= 2
+        time.sleep(delay)  # 0: bwrap is still setting up
     finally:
-        process.kill()
-        process.wait()
+        kill_sandbox(process)
     assert_no_process_with(marker)
+    for _ in range(3):  # a sandbox left alone a while: both processes run, then are killed
+        process = popen_sandboxed([sys.executable, "-c", code, marker], stdout=subprocess.DEVNULL)
+        try:
+            deadline = time.time() + 10
+            while _pythons(marker) < 2 and time.time() < deadline:
+                time.sleep(0.01)
+        finally:
+            kill_sandbox(process)
+        assert_no_process_with(marker)
+
+
+def _pythons(marker: str) -> int:
+    """How many of the processes with ``marker`` run Python (not bwrap, whose argv holds it too)."""
+    count = 0
+    for pid in processes_with(marker):
+        try:
+            count += Path(f"/proc/{pid}/cmdline").read_bytes().startswith(sys.executable.encode())
+        except OSError:
+            pass
+    return count
