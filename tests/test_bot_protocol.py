@@ -23,7 +23,7 @@ from test_search import rang_env, ring_rang_env, swapped_rang, swapped_ring_rang
 
 from cardenvs.agents import bot_process
 from cardenvs.agents.bot_process import LOG_CAP, MAX_LINE, PROTOCOL_VERSION, ProcessBot, make_exec_bot
-from cardenvs.agents.registry import make_agent
+from cardenvs.agents.registry import make_agent, parse_spec
 from cardenvs.agents.sandbox import sandbox_available
 from cardenvs.train.evaluate import evaluate_agents
 
@@ -319,6 +319,17 @@ def test_path_and_log_values_are_file_names(bot, tmp_path, monkeypatch, capsys):
     assert _row(result, spec)["forfeits"] == 0 and (tmp_path / "1").is_file()
     print("the harness's stdout still works")
     assert "still works" in capsys.readouterr().out
+
+
+def test_file_name_values_stay_strings_and_quotes_keep_commas():
+    assert parse_spec("policy:path=1e3,greedy=true") == ("policy", {"path": "1e3", "greedy": True})
+    assert parse_spec("onnx:path=true,input=1") == ("onnx", {"path": "true", "input": "1"})
+    assert parse_spec("pimc:rollout=policy:path=\"a,b.npz\",worlds=3") == \
+        ("pimc", {"rollout": "policy:path=\"a,b.npz\"", "worlds": 3})
+    assert parse_spec("policy:path=\"a,b.npz\"") == ("policy", {"path": "a,b.npz"})
+    assert parse_spec("exec:path=x,timeout=\"2\"") == ("exec", {"path": "x", "timeout": "2"})
+    with pytest.raises(ValueError, match="not closed"):
+        parse_spec("exec:path=\"a,b.py")
 
 
 def test_a_path_holding_a_comma_is_given_in_double_quotes(bot, tmp_path):
