@@ -3,7 +3,8 @@
 
 Run it in the harness:  cardenvs eval --game ring_rang --agents exec:path=examples/bots/random_bot.py rules_strong
 The protocol: docs/bot_protocol.md. This bot plays a legal action picked by a hash of what it was shown, so
-it is random-looking yet reproducible (it needs no seed: start's seed is there for bots that want one). Standard library only.
+it is random-looking yet reproducible (it needs no seed: start's seed is there for bots that want one).
+Standard library only.
 """
 
 import json
