@@ -677,8 +677,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"wrote {target}")
             return 0
         out = Path(args.out) if args.out else default_out(args.game, args.agent)
-        check_writable(out)
-        card = run_benchmark(args.agent, args.game, settings, announce=lambda line: print(line, flush=True))
+        if args.out:
+            check_writable(out)
+
+        def announce(line: str) -> None:  # every check has passed: the default folder is made only now
+            check_writable(out)
+            print(line, flush=True)
+        card = run_benchmark(args.agent, args.game, settings, announce=announce)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
