@@ -204,9 +204,10 @@ def sandboxed_command(argv: Sequence[str], *, network: bool = False, limits: Lim
                "--die-with-parent", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     if not network:
         command.append("--unshare-net")
-    sized = _version(bwrap) >= (0, 10)
+    version = _version(bwrap)  # --perms applies to --tmpfs since bubblewrap 0.6, --size exists since 0.10
     for folder in [*hidden, "/dev/shm"]:
-        command += [*(("--size", str(limits.tmp_size), "--perms", "1777") if sized else ()), "--tmpfs", folder]
+        command += [*(("--size", str(limits.tmp_size)) if version >= (0, 10) else ()),
+                    *(("--perms", "1777") if version >= (0, 6) else ()), "--tmpfs", folder]
     # the program, and the running Python's installation (a harness's venv may live in a temporary folder)
     shown = [*visible, *([argv[0]] if os.sep in str(argv[0]) else []), sys.prefix, sys.base_prefix,
              os.path.dirname(os.path.realpath(sys.executable))]
