@@ -38,7 +38,7 @@ from cardenvs.agents.bot_process import ProcessBot
 from cardenvs.agents.outside import is_import_path
 from cardenvs.agents.policy import trained_path
 from cardenvs.agents.registry import AGENTS, check_agent, check_spec, make_agent, parse_spec
-from cardenvs.agents.sandbox import popen_sandboxed, sandbox_available
+from cardenvs.agents.sandbox import kill_sandbox, popen_sandboxed, sandbox_available
 from cardenvs.agents.time_control import TimeControl
 from cardenvs.games import GAME_NAMES, canonical_game, game_spec, games_help
 
@@ -386,7 +386,9 @@ def _host_view(candidate: str) -> tuple[list[str], dict[str, str]]:
     environment it needs (PYTHONPATH: not a secret)."""
     path = os.environ.get("PYTHONPATH", "")
     visible = [os.getcwd(), *(p for p in path.split(os.pathsep) if p), *spec_files([candidate])]
-    return visible, {"PYTHONPATH": path} if path else {}
+    # one thread a pool: the sandbox allows 64 processes and threads, and numpy/torch would size theirs to the cores
+    threads = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+    return visible, {**threads, **({"PYTHONPATH": path} if path else {})}
 
 
 def hosted_bot(candidate: str, protocol: Protocol) -> ProcessBot:
@@ -416,7 +418,7 @@ def host_check(candidate: str, protocol: Protocol) -> dict[str, Any]:
         return {"ok": False, "error": f"its host process failed: {err.decode(errors='replace').strip()[-300:]}"}
     finally:
         if process.poll() is None:
-            process.kill()
+            kill_sandbox(process)
             process.wait()
 
 
