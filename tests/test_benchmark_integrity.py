@@ -280,3 +280,13 @@ def test_the_protocols_clock_bounds_a_run():
     assert control is not None and control.per_decision <= 5 and control.worst_case(100_000) < 2 * 3600
     with pytest.raises(ValueError, match="per_decision must be a number of seconds in \\(0, 60\\]"):
         benchmark.TimeControl(per_decision=3600).check()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("folder", sorted((ROOT / "docs" / "benchmark").glob("*_quick")), ids=lambda p: p.name)
+def test_the_published_reference_scorecards_verify(folder):
+    """Every scorecard docs/benchmark.md publishes replays to the same bytes (40 episodes' opponents recomputed)."""
+    verdict = verify(folder, sample=40, progress=False)
+    assert verdict.ok, verdict.message
+    card = json.loads((folder / "scorecard.json").read_text())
+    assert card["comparable"] and card["deals_drawn"] == "secret" and card["candidate"]["verified"]

@@ -406,8 +406,9 @@ def run_records(config: EvalConfig, objects: dict[str, Any] | None = None, bar: 
             if folder:
                 folder.save(jobs[index][1], result)
             bar.update(len(jobs[index][1]))
-    except (pickle.PicklingError, AttributeError, TypeError) as error:
-        if not objects or parallel == 1 or "pickle" not in str(error).lower():
+    except (pickle.PicklingError, AttributeError, TypeError, RuntimeError) as error:
+        # torch's own refusal ("Cowardly refusing to serialize non-leaf tensor") is a RuntimeError
+        if not objects or parallel == 1 or not any(word in str(error).lower() for word in ("pickle", "serializ")):
             raise
         raise ValueError(f"agent objects go to the worker processes by pickling, and one cannot be pickled "
                          f"({error}); define it at the top level of a module, or use workers=1") from None
