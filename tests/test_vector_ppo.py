@@ -471,6 +471,27 @@ def test_quick_config_trains_resumes_and_the_harness_evaluates_the_export(tmp_pa
 
 
 @pytest.mark.slow
+def test_time_to_strength_counts_decisions_by_default(tmp_path):
+    """Issue 44: scripts/time_to_strength.py trains the config's total_steps decisions (no clock), keeps a policy
+    every fifth, measures each, and writes the run's decisions a second, precision and CPU beside them."""
+    data = yaml.safe_load((ROOT / "configs/vector_tts_ring_rang.yaml").read_text())
+    data.update(num_envs=16, num_steps=16, net_arch=[16], rule_games=2, total_steps=2000, snapshot_every=500,
+                minibatch_size=64)
+    config_path = tmp_path / "tts.yaml"
+    config_path.write_text(yaml.safe_dump(data))
+    done = run_cli("scripts/time_to_strength.py", "--config", str(config_path), "--seeds", "0", "--deals", "1",
+                   "--workers", "1", "--out", str(tmp_path / "tts"))
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = list(csv.DictReader((tmp_path / "tts" / "time_to_strength.csv").open()))
+    decisions = [int(row["decisions"]) for row in rows]
+    assert len(rows) == 5 and decisions == sorted(decisions) and decisions[-1] >= 2000
+    assert all(row["cpu"] and row["precision"] in ("fp32", "bf16") and int(row["decisions_per_s"]) > 0
+               for row in rows)
+    used = yaml.safe_load((tmp_path / "tts" / "seed0" / "tts_config.yaml").read_text())
+    assert used["train_seconds"] == 0 and used["total_steps"] == 2000
+
+
+@pytest.mark.slow
 def test_cli_bad_config_exits_2_naming_the_field(tmp_path):
     config_path = tmp_path / "bad.yaml"
     config_path.write_text("game: rang\nnum_envz: 4\n")
