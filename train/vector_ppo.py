@@ -22,7 +22,7 @@ What happens (every number comes from :class:`VectorPPOConfig`, loaded from YAML
    harness (TensorBoard + ``curve.csv``), and a checkpoint is written (same layout and commit point:
    ``checkpoints/step_<N>`` named by ``latest.json`` with SHA-256s; ``--resume`` continues exactly).
 4. At the end: ``policy.npz`` in the format of :mod:`cardenvs.agents.policy` (``policy:path=...``),
-   ``learning_curve.png`` and ``summary.json`` (env steps/s and learner decisions/s).
+   ``learning_curve.png`` and ``summary.json`` (env steps/s, learner decisions/s, the precision taken and why, the CPU).
 
 Steps (``total_steps``, the ``*_every`` fields, ``curve.csv``) count learner decisions, as the SB3 path does.
 """
