@@ -23,6 +23,7 @@ from cardenvs.train.vector_ppo import (
     ActorCritic,
     Seating,
     VectorPPOConfig,
+    choose_precision,
     collect_rollout,
     decision_advantages,
     make_vector_env,
@@ -62,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     generator = torch.Generator().manual_seed(0)
     env = make_vector_env(config, device)
     model = ActorCritic(env.observation_size, env.num_actions, config.net_arch, config.activation)
-    model.bf16 = config.precision == "bf16"
+    precision, why = choose_precision(config.precision, device)
+    model.bf16 = precision == "bf16"
     optimizer = torch.optim.Adam(model.parameters(), lr=config.learning_rate)
     seating = Seating(config, env.num_players, device, generator)
     obs, mask, info = env.reset()
@@ -70,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     games = {"obs": obs, "mask": mask, "seat": info["seat"]}
     returns = torch.zeros(config.num_envs)
     print(f"{args.config}: {config.num_envs} games x {config.num_steps} steps, net {config.net_arch}, "
-          f"{config.precision}, load average {os.getloadavg()[0]:.1f}")
+          f"{precision} ({why}), load average {os.getloadavg()[0]:.1f}")
     totals = {"rollout": 0.0, "env step": 0.0, "inference": 0.0, "update": 0.0}
     decisions = 0
     env_step = env.step

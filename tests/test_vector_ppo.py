@@ -23,7 +23,7 @@ from games import VECTOR_GAMES
 
 from cardenvs.agents.policy import PolicyAgent, load_policy
 from cardenvs.games import game_spec
-from cardenvs.train.config_files import check_symmetries, config_from_dict
+from cardenvs.train.config_files import check_symmetries, config_from_dict, load_config
 from cardenvs.train.runs import load_checkpoint
 from cardenvs.train.vector_ppo import SELF as SELF_ID
 from cardenvs.train.vector_ppo import (
@@ -213,6 +213,62 @@ def test_training_seconds_stop_the_run_and_keep_policies(tmp_path):
     PolicyAgent(path=str(kept[-1]), game="ring_rang")  # each is a policy the harness loads
 
 
+# ------------------------------------------- issue 44: the same result on any machine
+AVX2_ONLY = "processor : 0\nflags : fpu sse2 avx avx2 fma\nprocessor : 1\nflags : fpu sse2 avx avx2 fma\n"
+WITH_BF16 = "processor : 0\nflags : fpu avx2 avx512f avx512_bf16 amx_tile amx_bf16\n"
+
+
+def test_precision_auto_takes_bf16_only_where_the_cpu_has_it_natively():
+    from cardenvs.train.vector_ppo import choose_precision
+
+    chosen, why = choose_precision("auto", "cpu", cpuinfo=AVX2_ONLY)
+    assert chosen == "fp32" and "no avx512_bf16 or amx_bf16" in why and "emulated" in why
+    chosen, why = choose_precision("auto", "cpu", cpuinfo=WITH_BF16)
+    assert chosen == "bf16" and "avx512_bf16 and amx_bf16" in why
+    # an explicit choice is kept, with the warning where it costs
+    chosen, why = choose_precision("bf16", "cpu", cpuinfo=AVX2_ONLY)
+    assert chosen == "bf16" and "precision: auto would take fp32" in why
+    assert choose_precision("fp32", "cpu", cpuinfo=WITH_BF16)[0] == "fp32"
+    # no x86 flags line (an ARM cpuinfo lists "Features"): torch's own queries decide, here mocked as none
+    chosen, why = choose_precision("auto", "cpu", cpuinfo="processor : 0\nFeatures : fp asimd\n")
+    assert chosen in ("fp32", "bf16") and "torch.cpu" in why
+
+
+def test_progress_lines_say_decisions_done_the_rate_and_an_eta(tmp_path, capsys):
+    from cardenvs.train.vector_ppo import progress_line
+
+    line = progress_line(1_200_000, 4_000_000, 1_200_000, wall_s=120.0, train_s=100.0)
+    assert line.startswith("progress: 1,200,000 / 4,000,000 decisions (30%), 12,000 decisions/s, ETA 4:40")
+    train(tiny("ring_rang", tmp_path / "run", total_steps=1500, num_envs=8, progress_seconds=1e-6,
+               precision="auto"))
+    err = capsys.readouterr().err
+    assert err.startswith("precision: ") and ("auto: this CPU has" in err)  # the choice and why, first
+    progress = [line for line in err.splitlines() if line.startswith("progress: ")]
+    assert len(progress) >= 3 and all("/ 1,500 decisions" in line and "decisions/s, ETA " in line
+                                      for line in progress)
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["precision"] in ("fp32", "bf16") and summary["cpu"] and summary["precision_why"]
+
+
+QUICK_CONFIGS = ["vector_quick_ring_rang.yaml", "vector_tts_ring_rang.yaml", "vector_tts_ring_rang_augment.yaml",
+                 "vector_tts_rang.yaml"]
+
+
+@pytest.mark.parametrize("name", QUICK_CONFIGS)
+def test_quick_start_and_time_to_strength_configs_count_decisions_at_the_cpus_precision(name):
+    """Issue 44 item 1: a fixed decision budget, no clock, precision chosen by the CPU; item 2: the Quick start's
+    curve gets a point at least every 10% of the run (and the untrained policy's)."""
+    config = load_config(ROOT / "configs" / name, VectorPPOConfig)
+    assert config.train_seconds == 0 and config.keep_every_seconds == 0
+    assert config.precision == "auto"
+    assert 1_000_000 <= config.total_steps <= 50_000_000
+    if name == "vector_quick_ring_rang.yaml":
+        assert config.eval_every * 10 <= config.total_steps and config.eval_at_start
+        assert 0 < config.progress_seconds <= 10
+        script = (ROOT / "scripts" / "quickstart.sh").read_text()
+        assert "configs/vector_quick_ring_rang.yaml" in script and "train_seconds" not in script
+
+
 def test_init_from_copies_the_actor_and_checks_the_shape(tmp_path):
     from cardenvs.agents.policy import save_policy
     from cardenvs.train.vector_ppo import load_actor
@@ -361,7 +417,8 @@ def test_rule_opponents_in_a_few_games(tmp_path, game):
     ({"device": "bogus"}, "device: 'bogus' is not a torch device"),
     ({"eval_opponents": ["pimc:iterations=-5"]}, "eval_opponents: .*iterations must be"),
     ({"reward": "points"}, "reward: expected 'env' or 'win_loss'"),
-    ({"precision": "fp16"}, "precision: expected 'fp32' or 'bf16'"),
+    ({"precision": "fp16"}, "precision: expected one of \\('auto', 'fp32', 'bf16'\\)"),
+    ({"progress_seconds": -1}, "progress_seconds"),
     ({"train_seconds": -1}, "train_seconds"),
 ])
 def test_bad_config_fields_are_named(tmp_path, fields, message):
@@ -411,6 +468,27 @@ def test_quick_config_trains_resumes_and_the_harness_evaluates_the_export(tmp_pa
     assert evaluated.returncode == 0, evaluated.stderr
     table = json.loads((tmp_path / "eval" / "results.json").read_text())["table"]
     assert any(row["agent"] == f"policy:path={policy}" and row["episodes"] > 0 for row in table)
+
+
+@pytest.mark.slow
+def test_time_to_strength_counts_decisions_by_default(tmp_path):
+    """Issue 44: scripts/time_to_strength.py trains the config's total_steps decisions (no clock), keeps a policy
+    every fifth, measures each, and writes the run's decisions a second, precision and CPU beside them."""
+    data = yaml.safe_load((ROOT / "configs/vector_tts_ring_rang.yaml").read_text())
+    data.update(num_envs=16, num_steps=16, net_arch=[16], rule_games=2, total_steps=2000, snapshot_every=500,
+                minibatch_size=64)
+    config_path = tmp_path / "tts.yaml"
+    config_path.write_text(yaml.safe_dump(data))
+    done = run_cli("scripts/time_to_strength.py", "--config", str(config_path), "--seeds", "0", "--deals", "1",
+                   "--workers", "1", "--out", str(tmp_path / "tts"))
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = list(csv.DictReader((tmp_path / "tts" / "time_to_strength.csv").open()))
+    decisions = [int(row["decisions"]) for row in rows]
+    assert len(rows) == 5 and decisions == sorted(decisions) and decisions[-1] >= 2000
+    assert all(row["cpu"] and row["precision"] in ("fp32", "bf16") and int(row["decisions_per_s"]) > 0
+               for row in rows)
+    used = yaml.safe_load((tmp_path / "tts" / "seed0" / "tts_config.yaml").read_text())
+    assert used["train_seconds"] == 0 and used["total_steps"] == 2000
 
 
 @pytest.mark.slow

@@ -22,7 +22,7 @@ What happens (every number comes from :class:`VectorPPOConfig`, loaded from YAML
    harness (TensorBoard + ``curve.csv``), and a checkpoint is written (same layout and commit point:
    ``checkpoints/step_<N>`` named by ``latest.json`` with SHA-256s; ``--resume`` continues exactly).
 4. At the end: ``policy.npz`` in the format of :mod:`cardenvs.agents.policy` (``policy:path=...``),
-   ``learning_curve.png`` and ``summary.json`` (env steps/s and learner decisions/s).
+   ``learning_curve.png`` and ``summary.json`` (env steps/s, learner decisions/s, the precision taken and why, the CPU).
 
 Steps (``total_steps``, the ``*_every`` fields, ``curve.csv``) count learner decisions, as the SB3 path does.
 """
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
 import sys
 import time
@@ -66,6 +67,8 @@ SELF, RANDOM, RULES = -1, -2, -3  # opponent ids next to the league's snapshot s
 PFSP_DECAY = 0.97  # per iteration: the learner's results against a slot fade over ~30 rollouts
 FIXED = "fixed:"  # name prefix of the league's fixed policies (config.fixed_policies)
 LEAGUE_ENTRIES = ("self", "snapshots", "random")
+PRECISIONS = ("auto", "fp32", "bf16")
+BF16_FLAGS = ("avx512_bf16", "amx_bf16")  # /proc/cpuinfo flags of native bfloat16 matrix products (x86)
 
 
 # ------------------------------------------------------------------ config
@@ -82,9 +85,13 @@ class VectorPPOConfig:
     env_kwargs: dict[str, Any] = field(default_factory=dict)  # extra arguments of the batched env (and the eval env)
     torch_threads: int = 1  # torch.set_num_threads; 1 is fastest on a small shared machine
     # "bf16": the network's matrix products in bfloat16 (torch.autocast; weights, optimizer and losses stay
-    # float32): ~4x faster products on CPUs with AVX512-BF16 or AMX (docs/training.md), slower on others
+    # float32): ~4x faster products on CPUs with AVX512-BF16 or AMX (docs/training.md), ~4x SLOWER on CPUs
+    # without them (bf16 emulated); "auto": bf16 where the CPU (or GPU) does it natively, fp32 otherwise
+    # (choose_precision; the choice and its reason are printed at start and kept in summary.json)
     precision: str = "fp32"
-    train_seconds: float = 0.0  # also stop after this many seconds of training (evaluations, checkpoints not counted)
+    # also stop after this many seconds of training (evaluations, checkpoints not counted); 0 = off. The
+    # result then depends on the machine's speed and load: the Quick start counts decisions (total_steps)
+    train_seconds: float = 0.0
     keep_every_seconds: float = 0.0  # keep the policy every this many training seconds: policies/train_<s>s.npz
     device: str = "cpu"  # where the envs, the network and the rollout live ("cuda" on a GPU machine)
 
@@ -145,7 +152,8 @@ class VectorPPOConfig:
     eval_workers: int = 1
     checkpoint_every: int = 250_000  # learner decisions between checkpoints (and one at the end)
     keep_checkpoints: int = 2
-    log_every: int = 10  # iterations between progress lines on stderr
+    log_every: int = 10  # iterations between detailed lines (losses, entropy, ...) on stderr
+    progress_seconds: float = 10.0  # wall seconds between progress lines (decisions done / total, rate, ETA); 0 = off
     export_to: str = ""  # also copy the final policy.npz here
     curve_to: str = ""  # also copy learning_curve.png here
 
@@ -206,8 +214,10 @@ class VectorPPOConfig:
                 raise ValueError(f"fixed_policies: no policy file {path!r}")
         if self.reward not in ("env", "win_loss"):
             raise ValueError(f"reward: expected 'env' or 'win_loss', got {self.reward!r}")
-        if self.precision not in ("fp32", "bf16"):
-            raise ValueError(f"precision: expected 'fp32' or 'bf16', got {self.precision!r}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision: expected one of {PRECISIONS}, got {self.precision!r}")
+        if self.progress_seconds < 0:
+            raise ValueError(f"progress_seconds: expected seconds >= 0 (0 = off), got {self.progress_seconds!r}")
         check_clock(self)
         if self.win_bonus and (spec.partnerships or (self.episode or spec.train_episode) != spec.episodes["deal"]):
             raise ValueError(f"win_bonus: for the one-deal episodes of a game without partnerships, got "
@@ -215,10 +225,59 @@ class VectorPPOConfig:
 
 
 # Fields that may change when a run is resumed.
-RESUMABLE_CHANGES = ("total_steps", "train_seconds", "keep_every_seconds",
+RESUMABLE_CHANGES = ("total_steps", "train_seconds", "keep_every_seconds", "progress_seconds",
                      "torch_threads", "league", "pfsp", "rule_opponents", "eval_every", "eval_deals",
                      "eval_opponents", "eval_workers", "checkpoint_every", "keep_checkpoints", "log_every",
                      "export_to", "curve_to")
+
+
+# --------------------------------------------------------------- precision
+def cpu_bf16_flags(cpuinfo: str | None = None) -> tuple[list[str], str]:
+    """The native-bf16 flags this CPU has (``BF16_FLAGS``) and where they were read.
+
+    Linux: the ``flags`` lines of /proc/cpuinfo (``cpuinfo`` is its text, for tests). Elsewhere (or where
+    /proc/cpuinfo cannot be read): torch's own CPU queries (``torch.cpu._is_avx512_bf16_supported`` and
+    ``_is_amx_tile_supported``, private, so read only where present); none of them: no flags.
+    """
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            cpuinfo = None
+    if cpuinfo is not None:
+        flags = {flag for line in cpuinfo.splitlines() if line.startswith("flags") for flag in line.split()}
+        if flags:
+            return [flag for flag in BF16_FLAGS if flag in flags], "/proc/cpuinfo"
+    queries = {"avx512_bf16": "_is_avx512_bf16_supported", "amx_bf16": "_is_amx_tile_supported"}
+    found = [flag for flag, name in queries.items() if getattr(torch.cpu, name, lambda: False)()]
+    return found, "torch.cpu"
+
+
+def choose_precision(precision: str, device: str | torch.device = "cpu",
+                     cpuinfo: str | None = None) -> tuple[str, str]:
+    """(``"fp32"`` or ``"bf16"``, why): ``auto`` takes bf16 only where the hardware does it natively.
+
+    On a CPU without AVX512-BF16 or AMX, bf16 matrix products are emulated and ~4x slower than fp32 (issue 44:
+    2,714 against 12,146 decisions a second on an AVX2 EPYC), so ``auto`` is fp32 there; a GPU takes bf16
+    where torch says it is native (``torch.cuda.is_bf16_supported(including_emulation=False)``).
+    """
+    device = torch.device(device)
+    if device.type == "cuda":
+        native = torch.cuda.is_available() and torch.cuda.is_bf16_supported(including_emulation=False)
+        have = "native bf16 on this GPU" if native else "no native bf16 on this GPU"
+    else:
+        flags, source = cpu_bf16_flags(cpuinfo)
+        native = bool(flags)
+        where = "in /proc/cpuinfo" if source == "/proc/cpuinfo" else "by torch.cpu's queries"
+        have = (f"this CPU has {' and '.join(flags)} {where}" if native else
+                f"this CPU has no {' or '.join(BF16_FLAGS)} {where}, so bf16 products would be emulated, "
+                "~4x slower")
+    if precision == "auto":
+        chosen = "bf16" if native else "fp32"
+        return chosen, f"auto: {have}"
+    if precision == "bf16" and not native:
+        return "bf16", f"as configured, although {have}; precision: auto would take fp32 here"
+    return precision, f"as configured; {have}"
 
 
 # ------------------------------------------------------------------- model
@@ -619,6 +678,43 @@ def load_league(path: Path) -> list[Snapshot]:
                                 if k.startswith(f"{i}/")}) for i, name in enumerate(names)]
 
 
+# ---------------------------------------------------------------- progress
+def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo's ``model name``, else ``platform.processor()``), for the speed records."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.partition(":")[2].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def progress_line(steps: int, total: int, done_here: int, wall_s: float, train_s: float,
+                  clock: TrainingClock | None = None) -> str:
+    """``progress: 1,234,567 / 3,500,000 decisions (35%), 11,804 decisions/s, ETA 3:12, load 2.0``.
+
+    The rate is this session's decisions per training second (evaluations and checkpoints apart: the figure
+    the docs quote); the ETA is by wall time, evaluations included, and ends at ``train_seconds`` where a
+    seconds clock is set and comes first. The 1-minute load average says when other work shares the cores.
+    """
+    rate = done_here / max(train_s, 1e-9)
+    wall_rate = done_here / max(wall_s, 1e-9)
+    eta = (total - steps) / wall_rate if wall_rate > 0 else float("inf")
+    if clock is not None and clock.limit:
+        eta = min(eta, max(clock.limit - clock.seconds(), 0.0) * wall_s / max(train_s, 1e-9))
+    eta_text = "-" if eta == float("inf") else f"{int(eta) // 60}:{int(eta) % 60:02d}"
+    line = (f"progress: {steps:,} / {total:,} decisions ({100 * steps / max(total, 1):.0f}%), "
+            f"{rate:,.0f} decisions/s, ETA {eta_text}")
+    if clock is not None and clock.limit:
+        line += f" (or at {clock.limit:.0f} s of training: now {clock.seconds():.0f} s)"
+    if hasattr(os, "getloadavg"):
+        line += f", load {os.getloadavg()[0]:.1f}"
+    return line
+
+
 # --------------------------------------------------------------------- run
 class _NoTensorBoard:
     """Stands in for tensorboard's SummaryWriter where tensorboard is not installed."""
@@ -662,7 +758,13 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
     num_seats = env.num_players
     model = ActorCritic(env.observation_size, env.num_actions, config.net_arch, config.activation,
                         env.hidden_size if config.critic_hidden_cards else 0).to(device)
-    model.bf16 = config.precision == "bf16"
+    precision, why = choose_precision(config.precision, device)
+    print(f"precision: {precision} ({why})", file=sys.stderr)
+    limit = f", or {config.train_seconds:g} s of training if sooner (train_seconds)" if config.train_seconds else ""
+    every = f"; progress every {config.progress_seconds:g} s" if config.progress_seconds else ""
+    print(f"training {config.game} for {config.total_steps:,} learner decisions (total_steps){limit}{every}; "
+          f"evaluations every {config.eval_every:,} decisions", file=sys.stderr)
+    model.bf16 = precision == "bf16"
     optimizer = torch.optim.Adam(model.parameters(), lr=config.learning_rate, eps=1e-5)
     league: list[Snapshot] = []
     seating = Seating(config, num_seats, device, generator)
@@ -740,6 +842,7 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
         eval_start = time.perf_counter()
         evaluate_now()
         clock.paused += time.perf_counter() - eval_start
+    last_progress = time.perf_counter()
 
     while steps < config.total_steps and not clock.out_of_time():
         iteration += 1
@@ -823,6 +926,10 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
                   f"{rollout_s:.2f} s, update {update_s:.2f} s", file=sys.stderr)
             episode_returns = []
         finished = steps >= config.total_steps or clock.out_of_time()
+        if config.progress_seconds and time.perf_counter() - last_progress >= config.progress_seconds:
+            last_progress = time.perf_counter()
+            print(progress_line(steps, config.total_steps, steps - start_steps, elapsed,
+                                clock.seconds() - train_offset, clock), file=sys.stderr)
         pause_start = time.perf_counter()  # keeping, snapshots, evaluations and checkpoints: not training time
         keep = clock.keep_path(run_dir, steps, finished)
         if keep:
@@ -864,7 +971,9 @@ def train(config: VectorPPOConfig, resume: bool = False) -> Path:
     plot_curve(curve_csv, run_dir / "learning_curve.png", f"{config.game}: {run_dir.name} (batched PPO)")
     summary = {"steps": steps, "env_steps": env_steps, "wall_s": wall_offset + elapsed, "train_s": trained_s,
                "env_steps_per_s_this_session": (env_steps - start_env_steps) / max(elapsed, 1e-9),
-               "decisions_per_s_this_session": (steps - start_steps) / max(elapsed, 1e-9)}
+               "decisions_per_s_this_session": (steps - start_steps) / max(elapsed, 1e-9),
+               "decisions_per_training_s_this_session": (steps - start_steps) / max(trained_s - train_offset, 1e-9),
+               "precision": precision, "precision_why": why, "cpu": cpu_model(), "torch_threads": config.torch_threads}
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
     publish_outputs(config, policy_path, run_dir / "learning_curve.png")
     print(f"done: {steps} learner decisions ({env_steps} env steps) in {summary['wall_s']:.0f} s "
