@@ -154,12 +154,12 @@ def test_python_api_gauntlet_and_bad_line_ups(bots):
     assert "worst:" in format_gauntlet(result)
     # an object labelled like an agent spec (a function named policy, an agent named random) gets its own label,
     # before any work, instead of being refused after it
-    impostor = type("R", (Agent,), {"name": "random", "act": first_legal})()
+    impostor = type("R", (Agent,), {"name": "random", "act": staticmethod(first_legal)})()
     result = evaluate_agents([impostor, "random"], deals=1)
     assert {row["agent"] for row in result["table"]} == {"random (object)", "random"}
 
     def policy(observation):
-        return first_legal(observation)
+        return int(np.flatnonzero(observation["action_mask"])[0])
     assert evaluate_agents([policy, "random"], deals=1)["table"][0]["agent"] in ("policy (object)", "random")
     with pytest.raises(ValueError, match="expected a list"):
         evaluate_agents("random", deals=1)
