@@ -637,7 +637,11 @@ def default_out(game: str, agent: str) -> Path:
 
 
 def verify_main(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(prog="cardenvs benchmark verify", description=verify.__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="cardenvs benchmark verify",
+        description="Replay a benchmark run from its record (the seed it revealed, every opponent's move recomputed, "
+                    "every result rescored) and check that it reproduces its scorecard.json byte for byte; exit 1 "
+                    "naming the first episode or field that differs.")
     parser.add_argument("folder", help="a benchmark run's --out folder (scorecard.json, record.jsonl.gz)")
     parser.add_argument("--sample", type=int, help="recompute the opponents' moves in this many random episodes "
                                                    "only (every result is still recomputed)")
