@@ -42,7 +42,7 @@ from cardenvs.games import default_game, game_spec
 
 from .base import Agent
 from .outside import Forfeit
-from .sandbox import Limits, die_with_parent, kill_sandbox, popen_sandboxed, sandbox_available
+from .sandbox import Limits, die_with_parent, kill_all, kill_sandbox, popen_sandboxed, sandbox_available
 from .time_control import Clock
 
 PROTOCOL_VERSION = 1
@@ -267,11 +267,7 @@ class ProcessBot(Agent):
             victims = _children(process.pid)
             if process.poll() is None:
                 victims.insert(0, process.pid)
-            for pid in victims:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
+            kill_all(victims)
             try:
                 os.killpg(process.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):

@@ -316,13 +316,14 @@ def kill_sandbox(process: subprocess.Popen) -> None:
                         for pid in open(f"/proc/{process.pid}/task/{task}/children").read().split()]
         except (OSError, ValueError):
             children = []
-        for pid in children:  # not reaped while bwrap lives: the pids are still theirs
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        try:
-            os.kill(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        kill_all([*children, process.pid])  # the children first: not reaped while bwrap lives, the pids are theirs
     process.wait()
+
+
+def kill_all(pids: Sequence[int]) -> None:
+    """SIGKILL each process of ``pids``; one already gone (or not ours) is skipped."""
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
