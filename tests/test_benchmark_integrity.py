@@ -132,6 +132,11 @@ def test_agents_that_read_the_env_are_refused_unless_allowed(tmp_path, monkeypat
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ValueError, match="reads the env"):
         run_benchmark("peeker:Peeker", GAME, _settings())
+    # outside code smuggled in as a package agent's rollout would run in the harness: refused too
+    (tmp_path / "smuggled.py").write_text(PATCHER)
+    with pytest.raises(ValueError, match="rollout=smuggled:make names code from outside the package"):
+        run_benchmark("pimc:iterations=4,rollout=smuggled:make", GAME, _settings())
+    assert "smuggled" not in sys.modules
     card = run_benchmark("oracle:iterations=4", GAME, _settings(deals=1, opponents=["random"], allow_env=True))
     assert not card["comparable"] and card["candidate"]["sees_env"]
     assert benchmark.main(["--game", GAME, "--agent", "oracle", "--no-progress", "--out", str(tmp_path / "o")]) == 2

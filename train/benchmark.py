@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from cardenvs.agents.bot_process import ProcessBot
-from cardenvs.agents.outside import is_import_path
+from cardenvs.agents.outside import entry_points, is_import_path
 from cardenvs.agents.policy import trained_path
 from cardenvs.agents.registry import AGENTS, check_agent, check_spec, make_agent, parse_spec
 from cardenvs.agents.sandbox import kill_sandbox, popen_sandboxed, sandbox_available
@@ -341,9 +341,14 @@ def place_candidate(candidate: str, objects: dict[str, Any], protocol: Protocol,
             raise ValueError(refuse)
         return {"form": "Python object", "runs": "in process", "verified": False, "sees_env": bool(
             getattr(objects[candidate], "needs_env", False)), "trust": "trusted code, not verified"}, objects
-    name, _ = parse_spec(candidate)
-    check_spec(candidate, game) if name in AGENTS[game] else None
+    name, params = parse_spec(candidate)
+    if not is_import_path(name):  # a name is checked here; an import path only in its host (it runs code)
+        check_spec(candidate, game)
     if name in AGENTS[game] and name not in ("exec", "onnx"):
+        outside = [f"{key}={value}" for key, value in params.items() if _names_outside_code(value, game)]
+        if outside:
+            raise ValueError(f"candidate {candidate!r}: {', '.join(outside)} names code from outside the package, "
+                             "which would run in the harness; benchmark that code as the candidate itself")
         agent = make_agent(candidate, game, seed=0, **info)
         agent.close()
         if getattr(agent, "sees_hidden_cards", False) and not allow_env:
@@ -373,6 +378,18 @@ def place_candidate(candidate: str, objects: dict[str, Any], protocol: Protocol,
     if not mechanism:
         how["trust"] = "no sandbox on this machine: not verified"
     return how, objects
+
+
+def _names_outside_code(value: Any, game: str) -> bool:
+    """A spec parameter that names an agent of outside code (``rollout=mybots:make``, ``rollout=exec:...``)."""
+    if not isinstance(value, str) or not value:
+        return False
+    try:
+        inner, _ = parse_spec(value)
+    except ValueError:
+        return False
+    return is_import_path(inner) or inner in ("exec", "onnx") or (inner not in AGENTS[game]
+                                                                  and inner in entry_points())
 
 
 def _host_command(candidate: str, protocol: Protocol, *flags: str) -> list[str]:
