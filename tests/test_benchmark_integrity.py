@@ -217,6 +217,15 @@ def test_verify_catches_a_forged_move_a_swapped_opponent_and_another_seed(tmp_pa
     verdict = verify(folder, progress=False)
     assert not verdict.ok and "match rules_strong, episode 0" in verdict.message
 
+    (folder / "scorecard.json").write_bytes(saved["scorecard.json"])
+    (folder / "record.jsonl.gz").write_bytes(saved["record.jsonl.gz"])
+
+    def garble(lines):
+        lines[3]["actions"] = "17"
+    _rewrite_record(folder, garble)
+    with pytest.raises(ValueError, match="not a benchmark record"):
+        verify(folder, progress=False)
+
     (folder / "record.jsonl.gz").write_bytes(saved["record.jsonl.gz"])
     card = json.loads(saved["scorecard.json"])
     card["seed"] += 1

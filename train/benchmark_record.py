@@ -73,10 +73,23 @@ def read_record(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             match, rest = rest[0], rest[1:]
             count = int(match["episodes"])
             match["episodes"], rest = rest[:count], rest[count:]
+            if len(match["episodes"]) != count or not all(map(_is_episode, match["episodes"])):
+                raise ValueError(f"match {match.get('opponent')!r}: a line that is not an episode")
             matches.append(match)
     except (OSError, ValueError, KeyError, IndexError, TypeError) as error:
         raise ValueError(f"{folder / RECORD_FILE}: not a benchmark record ({error})") from None
     return head, matches
+
+
+def _is_episode(line: Any) -> bool:
+    """``{"deal": int, "arrangement": int, "actions": [int, ...]}`` with at most ``"forfeit": [seat, reason]``."""
+    def is_int(x: Any) -> bool:
+        return isinstance(x, int) and not isinstance(x, bool)
+    forfeit = line.get("forfeit", [0, ""]) if isinstance(line, dict) else None
+    return (isinstance(line, dict) and set(line) <= {"deal", "arrangement", "actions", "forfeit"}
+            and is_int(line.get("deal")) and is_int(line.get("arrangement")) and isinstance(line.get("actions"), list)
+            and all(map(is_int, line["actions"])) and isinstance(forfeit, list) and len(forfeit) == 2
+            and is_int(forfeit[0]) and isinstance(forfeit[1], str))
 
 
 # ------------------------------------------------------------------ verifying
@@ -166,6 +179,11 @@ def verify(folder: str | Path, sample: int | None = None, progress: bool = True)
         card = json.loads(text)
     except (OSError, ValueError) as error:
         raise ValueError(f"{folder}: no scorecard.json to verify ({error})") from None
+    needed = ("protocol", "protocol_sha256", "game", "agent", "seed", "seed_sha256", "deals_drawn", "protocol_level",
+              "rows", "candidate", "cardenvs", "level")
+    if not isinstance(card, dict) or any(key not in card for key in needed):
+        raise ValueError(f"{folder}/scorecard.json: not a scorecard of a run that can be verified (protocol v2 on; "
+                         f"it needs {', '.join(needed)})")
     head, matches = read_record(folder)
     if sample is not None and (isinstance(sample, bool) or not isinstance(sample, int) or sample < 1):
         raise ValueError(f"--sample: expected an int >= 1, got {sample!r}")
