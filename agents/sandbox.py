@@ -259,9 +259,10 @@ def popen_sandboxed(argv: Sequence[str], *, network: bool = False, limits: Limit
         if not ok:
             raise OSError(why)
     # bwrap itself gets no more environment than the program: its init (PID 1 inside) shows its own in /proc
-    # no preexec_fn (it costs ~20 ms, Python's slow fork path): bwrap's --die-with-parent sets the parent-death
-    # signal on bwrap itself and on the namespace's init
-    popen = {"start_new_session": True, "close_fds": True,
+    # bwrap dies with its parent from its first instant (die_with_parent, ~20 ms of Python's slow fork path a
+    # start): --die-with-parent covers the namespace's init, but a bwrap whose parent died while it waited for its
+    # user namespace's maps lived on (tests/test_benchmark_integrity.py, SIGKILL of a harness with workers)
+    popen = {"start_new_session": True, "close_fds": True, "preexec_fn": die_with_parent,
              "env": {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": os.environ.get("LANG", "C.UTF-8")},
              **popen}
     if os.geteuid() != 0:

@@ -402,10 +402,20 @@ def _host_view(candidate: str) -> tuple[list[str], dict[str, str]]:
     folder the sandbox hides): the working folder, PYTHONPATH's folders and the files its spec names; and the
     environment it needs (PYTHONPATH: not a secret)."""
     path = os.environ.get("PYTHONPATH", "")
-    visible = [os.getcwd(), *(p for p in path.split(os.pathsep) if p), *spec_files([candidate])]
+    visible = [os.getcwd(), *(p for p in path.split(os.pathsep) if p), *spec_files([candidate]), *_code_folders()]
     # one thread a pool: the sandbox allows 64 processes and threads, and numpy/torch would size theirs to the cores
     threads = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
     return visible, {**threads, **({"PYTHONPATH": path} if path else {})}
+
+
+def _code_folders() -> list[str]:
+    """The folders of the packages this process has imported (cardenvs, the games' plugins), outside the Python
+    installation: an editable install's source tree may lie in a temporary folder, which the sandbox hides."""
+    prefixes = tuple(os.path.realpath(p) + os.sep for p in {sys.prefix, sys.base_prefix})
+    folders = sorted({os.path.realpath(p) for module in list(sys.modules.values())
+                      for p in (getattr(module, "__path__", None) or ()) if isinstance(p, str)})
+    outside = [f for f in folders if not (f + os.sep).startswith(prefixes)]
+    return [f for f in outside if not any(f.startswith(other + os.sep) for other in outside)]  # the outermost
 
 
 def hosted_bot(candidate: str, protocol: Protocol) -> ProcessBot:
