@@ -412,10 +412,18 @@ def _code_folders() -> list[str]:
     """The folders of the packages this process has imported (cardenvs, the games' plugins), outside the Python
     installation: an editable install's source tree may lie in a temporary folder, which the sandbox hides."""
     prefixes = tuple(os.path.realpath(p) + os.sep for p in {sys.prefix, sys.base_prefix})
-    folders = sorted({os.path.realpath(p) for module in list(sys.modules.values())
-                      for p in (getattr(module, "__path__", None) or ()) if isinstance(p, str)})
+    folders = sorted({os.path.realpath(p) for module in list(sys.modules.values()) for p in _paths(module)})
     outside = [f for f in folders if not (f + os.sep).startswith(prefixes)]
     return [f for f in outside if not any(f.startswith(other + os.sep) for other in outside)]  # the outermost
+
+
+def _paths(module: Any) -> list[str]:
+    """A package's folders; nothing for a module, or an object in sys.modules whose ``__path__`` is not a list
+    (torch's ``torch.classes``)."""
+    try:
+        return [p for p in getattr(module, "__path__", None) or () if isinstance(p, str)]
+    except TypeError:
+        return []
 
 
 def hosted_bot(candidate: str, protocol: Protocol) -> ProcessBot:
