@@ -257,17 +257,17 @@ class GameSpec:
 
     def make_env(self, episode: str | None = None, num_players: int | None = None, **kwargs: Any) -> Any:
         """The wrapped AEC env (``kwargs`` are more constructor arguments; they win over the defaults)."""
-        arguments = {**self.env_kwargs(episode, num_players), **kwargs}
-        try:
-            return self.env_module_object().env(**arguments)
-        except ValueError as error:
-            self._blame_players(arguments.get("num_players"), error)
-            raise
+        return self._construct("env", episode, num_players, kwargs)
 
     def make_raw_env(self, episode: str | None = None, num_players: int | None = None, **kwargs: Any) -> Any:
+        return self._construct("raw_env", episode, num_players, kwargs)
+
+    def _construct(self, constructor: str, episode: str | None, num_players: int | None,
+                   kwargs: dict[str, Any]) -> Any:
+        """The env module's ``env`` or ``raw_env``, blaming the spec when the env refuses a seat count it declares."""
         arguments = {**self.env_kwargs(episode, num_players), **kwargs}
         try:
-            return self.env_module_object().raw_env(**arguments)
+            return getattr(self.env_module_object(), constructor)(**arguments)
         except ValueError as error:
             self._blame_players(arguments.get("num_players"), error)
             raise

@@ -286,6 +286,7 @@ def _play_chunk(args: tuple[EvalConfig, list[int], dict[str, Any], dict[str, Any
     extra = game_spec(config.game).env_info(config.num_players)
     cache: dict[tuple[str, int], Any] = {}
     clocks: dict[str, Clock] = {}  # one clock per bot of the line-up, over all its seats
+    control = TimeControl.from_dict(config.time_control) if config.time_control else None
     records = []
     try:
         for deal in deals:
@@ -300,8 +301,8 @@ def _play_chunk(args: tuple[EvalConfig, list[int], dict[str, Any], dict[str, Any
                                  else make_agent(local_spec(spec, files), config.game, seed=None, **extra))
                         cache[(label, seat)] = agent
                     agents.append(agent)
-                if config.time_control:
-                    start_clocks(config, len(deals), seats, agents, clocks)
+                if control is not None:
+                    start_clocks(control, config.deals, len(deals), seats, agents, clocks)
                 records.append(play_record(config, env, deal, index, list(seats), agents, options))
     finally:  # bots' processes end here, whatever happened
         for agent in cache.values():
@@ -309,16 +310,15 @@ def _play_chunk(args: tuple[EvalConfig, list[int], dict[str, Any], dict[str, Any
     return records
 
 
-def start_clocks(config: EvalConfig, deals: int, seats: Sequence[str], agents: Sequence,
+def start_clocks(control: TimeControl, run_deals: int, deals: int, seats: Sequence[str], agents: Sequence,
                  clocks: dict[str, Clock]) -> None:
     """Give each bot process of the line-up its clock: one per agent, shared by its seats, with this chunk's
-    share of the base (agents/time_control.py)."""
-    control = TimeControl.from_dict(config.time_control)
+    share (``deals`` of the run's ``run_deals``) of the base (agents/time_control.py)."""
     for label, agent in zip(seats, agents, strict=True):
         inner = getattr(agent, "inner", agent)
         if getattr(inner, "out_of_process", False):
             if label not in clocks:
-                clocks[label] = Clock(control, control.base * deals / config.deals)
+                clocks[label] = Clock(control, control.base * deals / run_deals)
             inner.clock = clocks[label]
 
 
