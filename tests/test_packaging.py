@@ -48,7 +48,8 @@ def test_built_wheel_holds_every_module_and_the_shipped_policies(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     missing = _tree_modules() - names
     assert not missing, f"modules missing from the wheel: {sorted(missing)}"
-    assert {"cardenvs/agents/policies/ring_rang.npz", "cardenvs/agents/policies/rang.npz"} <= names
+    assert {"cardenvs/agents/policies/ring_rang.npz", "cardenvs/agents/policies/rang.npz",
+            "cardenvs/agents/policies/manifest.json"} <= names
     protocols = {f"cardenvs/train/protocols/{p.name}" for p in (ROOT / "train" / "protocols").glob("*.json")}
     assert protocols and protocols <= names, "the benchmark protocols and ladders ship with the package"
     assert not any(n.startswith(("agents/", "train/", "tests/")) for n in names), "generic top-level names"
