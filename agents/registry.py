@@ -29,14 +29,15 @@ from cardenvs.games import GAUNTLET_PREFIX, GameSpec, canonical_game, game_spec 
 from .base import Agent
 from .outside import build_outside_agent, entry_points, import_attribute, is_import_path, load_entry_point
 
-# The agents every game has, by what its spec declares: name -> ("module:factory", the spec's capability it
-# needs, or "" for none). A factory that names ``game`` is given it.
+# The agents every game has, by what its spec declares: name -> ("module:factory", the spec's capabilities it
+# needs, joined by "+", or "" for none). A factory that names ``game`` is given it.
 GENERIC_AGENTS: dict[str, tuple[str, str]] = {
     "random": ("cardenvs.agents.base:RandomAgent", ""),
     "policy": ("cardenvs.agents.policy:make_policy", ""),  # policy:path=FILE, a trained policy file
     "trained": ("cardenvs.agents.policy:make_trained", "trained"),  # the policy the game ships
     "pimc": ("cardenvs.agents.search:make_pimc", "search"),
     "ismcts": ("cardenvs.agents.search:make_ismcts", "search"),
+    "guided": ("cardenvs.agents.guided:make_guided", "search+trained"),  # PIMC guided by the shipped policy
     "oracle": ("cardenvs.agents.search:make_oracle", "search"),  # sees every hand: measurement only
     "exec": ("cardenvs.agents.bot_process:make_exec_bot", ""),  # a program in any language (docs/bot_protocol.md)
     "onnx": ("cardenvs.agents.onnx_policy:make_onnx_policy", ""),  # a network from any framework
@@ -46,7 +47,8 @@ GENERIC_AGENTS: dict[str, tuple[str, str]] = {
 def game_agents(spec: GameSpec) -> dict[str, str]:
     """Every agent of a game: the generic ones its spec allows, then its own (``spec.agents``)."""
     has = {"": True, "trained": bool(spec.trained), "search": spec.has_part("search")}
-    return {**{name: factory for name, (factory, needs) in GENERIC_AGENTS.items() if has[needs]}, **spec.agents}
+    return {**{name: factory for name, (factory, needs) in GENERIC_AGENTS.items()
+               if all(has[need] for need in needs.split("+"))}, **spec.agents}
 
 
 class _AgentTable(dict):
@@ -68,7 +70,7 @@ AGENTS: dict[str, dict[str, str]] = _AgentTable()
 
 
 # Keys whose values are file names, agent specs or tensor names: never numbers or booleans.
-STRING_KEYS = frozenset({"path", "log", "rollout", "input", "output"})
+STRING_KEYS = frozenset({"path", "log", "rollout", "prior", "input", "output"})
 
 
 def _split_items(rest: str, spec: str) -> list[str]:

@@ -17,7 +17,7 @@ from cardenvs.rang.search import rang_view
 from cardenvs.ring_rang.search import RingRangRules, ring_rang_view
 from cardenvs.train.evaluate import EvalConfig, run_records
 
-SPECS = ["pimc:iterations=40,worlds=4", "ismcts:iterations=40"]
+SPECS = ["pimc:iterations=40,worlds=4", "ismcts:iterations=40", "guided:iterations=40,worlds=4,weight=0.3"]
 
 
 def advance(env, steps: int, seed: int) -> None:
@@ -389,3 +389,91 @@ def test_policy_act_batch_matches_act_row_by_row():
     sampler = make_agent("trained:greedy=false", "rang", seed=0, num_players=4)
     drawn = sampler.act_batch(np.stack(observations), np.stack(masks))
     assert all(masks[i][a] for i, a in enumerate(drawn.tolist()))
+
+
+def _positions(game: str, count: int):
+    """(env, observation) at ``count`` decisions with two or more legal moves, from random play."""
+    make = ring_rang_env if game == "ring_rang" else rang_env
+    found, seed = [], 0
+    while len(found) < count:
+        seed += 1
+        env = make(seed, 3 + seed * 5 % 30)
+        if env.agents and np.count_nonzero(env.last()[0]["action_mask"]) >= 2:
+            found.append((env, env.last()[0]))
+    return found
+
+
+@pytest.mark.parametrize("game", ["ring_rang", "rang"])
+def test_guided_searches_only_the_policys_likeliest_moves(game):
+    """``guided``: the move is one of the prior's ``top`` likeliest; with ``top=1`` it is the policy's own move,
+    and a prior of huge weight makes the policy's choice among the candidates win over the playouts."""
+    policy = make_agent("trained", game, seed=0, num_players=4)
+    for env, observation in _positions(game, 6):
+        probabilities = policy.probabilities(observation["observation"], observation["action_mask"])
+        likeliest = sorted(np.flatnonzero(observation["action_mask"]).tolist(), key=lambda a: -probabilities[a])
+        for spec, allowed in (("guided:iterations=30,worlds=3,top=2", likeliest[:2]),
+                              ("guided:iterations=30,worlds=3,top=1", likeliest[:1]),
+                              ("guided:iterations=30,worlds=3,top=4,weight=1000000", likeliest[:1])):
+            agent = make_agent(spec, game, seed=3, num_players=4)
+            assert agent.act(observation, env) in allowed, spec
+
+
+def test_guided_checks_its_parameters():
+    for bad, word in (("guided:top=0", "top"), ("guided:weight=-1", "weight"), ("guided:prior=random", "prior"),
+                      ("guided:prior=pimc", "prior")):
+        with pytest.raises(ValueError, match=word):
+            make_agent(bad, "ring_rang", seed=0)
+
+
+def test_ring_rang_tricks_rollout_plays_the_trick_rule_to_the_end():
+    """``rollout=tricks`` (RING RANG): with no exploration, a follower who can beat the trick while its partner
+    is not winning plays its lowest winning card (a plain card before a trump), otherwise its lowest card; the
+    playout never knocks and ends the round; Rang has no such rollout."""
+    from cardenvs.ring_rang.engine import ACTION_KNOCK
+
+    rules = RingRangRules()
+    for seed in range(1, 6):
+        world = rules.horizon(ring_rang_env(seed, 0).unwrapped.game.clone())
+        moves = []
+        original_step = world.step
+
+        def step(action, world=world, moves=moves, original_step=original_step):
+            if world.phase == 1:
+                trick = list(world.trick_cards)
+                moves.append((trick, world.best_card, world.best_seat, world.to_act, world.trump,
+                              world.legal_actions(), action))
+            return original_step(action)
+
+        world.step = step
+        rules.tricks_rollout(world, random.Random(seed), explore=0.0)
+        assert world.is_over() and moves
+        for trick, best, best_seat, seat, trump, legal, action in moves:
+            assert action in legal and action != ACTION_KNOCK
+            if not trick:
+                continue
+            cards = [a for a in legal if a < 52]
+            def key(c, trump=trump):
+                return c // 13 == trump, c % 13
+
+            winners = [c for c in cards if (c // 13 == best // 13 and c > best)
+                       or (c // 13 == trump and best // 13 != trump)]
+            expected = min(winners, key=key) if winners and best_seat != seat ^ 2 else min(cards, key=key)
+            assert action == expected
+    with pytest.raises(ValueError, match="rollout"):
+        make_agent("pimc:rollout=tricks", "rang", seed=0, num_players=4)
+
+
+def test_search_regret_script_ranks_agents_against_a_deeper_search(tmp_path):
+    """``scripts/search_regret.py`` (the tuning guide of docs/search.md) runs end to end on a few positions."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "search_regret.py"
+    result = subprocess.run([sys.executable, str(script), "--positions", "4", "--reference", "8", "--workers", "1",
+                             "--agents", "trained", "pimc:iterations=20", "--cache", str(tmp_path)],
+                            capture_output=True, text=True, timeout=300, check=True)
+    lines = result.stdout.splitlines()
+    assert [line.split()[0] for line in lines] == ["trained", "pimc:iterations=20"]
+    assert all("regret" in line and "agreement" in line for line in lines)
+    assert list(tmp_path.glob("ring_rang_p4_r8_s0.json"))

@@ -20,6 +20,7 @@ import numpy as np
 
 from cardenvs.core import canonical
 from cardenvs.ring_rang.engine import (
+    ACTION_TRUMP,
     HONOUR_RANKS,
     NUM_SEATS,
     NUM_TRICKS,
@@ -299,4 +300,35 @@ class RingRangRules:
             actions = world.legal_actions()
             world.step(actions[int(random_value() * len(actions))])
 
-    rollouts = ("random",)  # engine-level playouts, by name: the method ``<name>_rollout``
+    @staticmethod
+    def tricks_rollout(world: RingRangGame, rng: random.Random, explore: float = 0.1) -> None:
+        """Every seat plays a plain trick-taking rule, a random legal move with probability ``explore``: win the
+        trick with the lowest card that beats it unless the partner is winning it, else throw the lowest card
+        (a plain suit before trump); lead a random card; never knock (a knock scores nothing); choose the
+        longest suit of the first five cards as trump. Engine-level, about twice a random playout's time."""
+        random_value = rng.random
+        while not world.is_over():
+            actions = world.legal_actions()
+            if world.phase == PHASE_TRUMP:
+                hand = world.hands[world.to_act]
+                counts = [bin(hand & SUIT_MASKS[s]).count("1") for s in range(4)]
+                world.step(ACTION_TRUMP + max(range(4), key=lambda s: (counts[s], random_value())))
+                continue
+            cards = [a for a in actions if a < 52]
+            trick = world.trick_cards
+            if not trick or random_value() < explore:
+                world.step(cards[int(random_value() * len(cards))])
+                continue
+            trump = world.trump
+            best = world.best_card
+            best_suit = best // 13
+            partner_wins = world.best_seat == (world.to_act ^ 2)
+            if not partner_wins:
+                winners = [c for c in cards if (c // 13 == best_suit and c > best)
+                           or (c // 13 == trump and best_suit != trump)]
+                if winners:  # the lowest winner; a plain card before a trump
+                    world.step(min(winners, key=lambda c: (c // 13 == trump, c % 13)))
+                    continue
+            world.step(min(cards, key=lambda c: (c // 13 == trump, c % 13)))
+
+    rollouts = ("random", "tricks")  # engine-level playouts, by name: the method ``<name>_rollout``
