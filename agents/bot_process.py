@@ -42,7 +42,7 @@ from cardenvs.games import default_game, game_spec
 
 from .base import Agent
 from .outside import Forfeit
-from .sandbox import Limits, die_with_parent, kill_all, kill_sandbox, popen_sandboxed, sandbox_available
+from .sandbox import Limits, dies_with_this_process, kill_all, kill_sandbox, popen_sandboxed, sandbox_available
 from .time_control import Clock
 
 PROTOCOL_VERSION = 1
@@ -216,7 +216,7 @@ class ProcessBot(Agent):
                                                visible=self.visible, env=self.env, **pipes)
             else:
                 self.process = subprocess.Popen(self.command, shell=False, start_new_session=True, env=env,
-                                                preexec_fn=die_with_parent, close_fds=True, **pipes)
+                                                preexec_fn=dies_with_this_process(), close_fds=True, **pipes)
         except OSError as error:
             raise ValueError(f"exec: cannot start {self.program}: {error.strerror or error}") from None
         if self.log:

@@ -68,7 +68,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 __all__ = ["Limits", "kill_sandbox", "popen_sandboxed", "sandbox_available", "sandboxed_command"]
@@ -235,12 +235,23 @@ def sandboxed_command(argv: Sequence[str], *, network: bool = False, limits: Lim
     return [*command, "--", *setpriv, *limits.prlimit(), *map(str, argv)]
 
 
-def die_with_parent() -> None:  # pragma: no cover (runs in the child between fork and exec)
-    """Linux: this process is killed (SIGKILL) when its parent dies, however the parent dies."""
+def die_with_parent(parent: int | None = None) -> None:  # pragma: no cover (runs in the child after fork)
+    """Linux: this process is killed (SIGKILL) when its parent dies, however the parent dies.
+
+    ``parent``: the pid of the process that forked this one. A parent that died between the fork and this call
+    sends no signal (the child was already handed to another parent), so the child then kills itself.
+    """
     try:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     except (OSError, AttributeError):
-        pass
+        return
+    if parent is not None and os.getppid() != parent:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def dies_with_this_process() -> Callable[[], None]:
+    """A ``preexec_fn`` for :class:`subprocess.Popen`: the child dies with this process (:func:`die_with_parent`)."""
+    return functools.partial(die_with_parent, os.getpid())
 
 
 def popen_sandboxed(argv: Sequence[str], *, network: bool = False, limits: Limits = Limits(),
@@ -262,7 +273,7 @@ def popen_sandboxed(argv: Sequence[str], *, network: bool = False, limits: Limit
     # bwrap dies with its parent from its first instant (die_with_parent, ~20 ms of Python's slow fork path a
     # start): --die-with-parent covers the namespace's init, but a bwrap whose parent died while it waited for its
     # user namespace's maps lived on (tests/test_benchmark_integrity.py, SIGKILL of a harness with workers)
-    popen = {"start_new_session": True, "close_fds": True, "preexec_fn": die_with_parent,
+    popen = {"start_new_session": True, "close_fds": True, "preexec_fn": dies_with_this_process(),
              "env": {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": os.environ.get("LANG", "C.UTF-8")},
              **popen}
     if os.geteuid() != 0:

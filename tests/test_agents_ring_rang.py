@@ -259,10 +259,11 @@ def test_every_agent_takes_the_env_info(game, env_kwargs):
     env.reset(seed=0)
     obs = env.observe(env.agent_selection)
     info = {"num_players": env.unwrapped.num_players, **env_kwargs}
-    # policy, exec and onnx need a file, and the shipped Rang policy plays 4 players only (each tested with its loader)
-    skip = {"policy", "exec", "onnx"} | ({"trained"} if game == "rang" else set())
+    # policy, exec and onnx need a file, and the shipped Rang policy plays 4 players only (each tested with its loader;
+    # guided plays it too)
+    skip = {"policy", "exec", "onnx"} | ({"trained", "guided"} if game == "rang" else set())
     for name in sorted(set(available_agents(game)) - skip):
-        spec = f"{name}:iterations=2" if name in ("pimc", "ismcts", "oracle") else name
+        spec = f"{name}:iterations=2" if name in ("pimc", "ismcts", "oracle", "guided") else name
         agent = make_agent(spec, game, seed=0, **info)
         if agent.needs_env:
             agent.observe_env(env.unwrapped)

@@ -51,9 +51,7 @@ def one_blas_thread() -> None:
 def _start_worker(parent: int) -> None:
     """A local worker: it dies with the main process (SIGKILL included: nothing is left to start bots and block),
     one BLAS thread, and Ctrl-C left to the main process (which stops the workers)."""
-    die_with_parent()
-    if os.getppid() != parent:  # the main process died before the line above took effect
-        os._exit(1)
+    die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     one_blas_thread()
 
