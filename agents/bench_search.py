@@ -18,11 +18,13 @@ import numpy as np
 
 from cardenvs.games import GAMES, game_spec
 
+from .base import Agent
 from .registry import make_agent
 
 
-def positions(game: str, count: int, seed: int):
-    """Yield (env, observation) at ``count`` decisions with a choice, from random play."""
+def positions(game: str, count: int, seed: int, mover: Agent | None = None, keep: float = 1.0):
+    """Yield (env, observation) at ``count`` decisions with a choice, from random play (or ``mover``'s at every
+    seat); with ``keep`` < 1 each such decision is kept with that probability, so positions spread over deals."""
     spec = game_spec(game)
     env = spec.make_env(spec.episodes["deal"], num_players=4)
     rng = np.random.default_rng(seed)
@@ -37,10 +39,10 @@ def positions(game: str, count: int, seed: int):
                 env.step(None)
                 continue
             legal = np.flatnonzero(obs["action_mask"])
-            if legal.size >= 2 and found < count:
+            if legal.size >= 2 and (keep >= 1 or rng.random() < keep) and found < count:
                 found += 1
                 yield env, obs
-            env.step(int(rng.choice(legal)))
+            env.step(int(rng.choice(legal)) if mover is None else int(mover.act(obs)))
 
 
 def bench(spec: str, game: str, decisions: int, seed: int = 0) -> float:

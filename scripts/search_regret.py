@@ -18,53 +18,36 @@ import json
 import random
 from multiprocessing import Pool
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 
+from cardenvs.agents import bench_search
 from cardenvs.agents.registry import make_agent
 from cardenvs.agents.search import world_search
 from cardenvs.games import GAMES, game_spec
 
 
-def sample_positions(game: str, count: int, seed: int) -> list[tuple[dict, int]]:
-    """``count`` (engine json, seat) pairs from rounds the shipped policy plays at every seat."""
+def sample_positions(game: str, count: int, seed: int) -> list[dict]:
+    """``count`` env snapshots at decisions of rounds the shipped policy plays at every seat."""
+    policy = make_agent("trained:greedy=false", game, seed=seed, **game_spec(game).env_info(4))
+    kept = bench_search.positions(game, count, seed, mover=policy, keep=0.15)
+    return [env.unwrapped.snapshot() for env, _obs in kept]
+
+
+def restored(game: str, snapshot: dict):
+    """A fresh env at the position a snapshot holds."""
     spec = game_spec(game)
     env = spec.make_env(spec.episodes["deal"], num_players=4)
-    policy = make_agent("trained:greedy=false", game, seed=seed, **spec.env_info(4))
-    rng = np.random.default_rng(seed)
-    found: list[tuple[dict, int]] = []
-    episode = 0
-    while len(found) < count:
-        env.reset(seed=seed * 100_000 + episode)
-        episode += 1
-        for name in env.agent_iter():
-            obs, _r, term, trunc, _ = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            if np.count_nonzero(obs["action_mask"]) >= 2 and rng.random() < 0.15 and len(found) < count:
-                found.append((env.unwrapped.game.to_json(), int(name.rsplit("_", 1)[1])))
-            env.step(int(policy.act(obs)))
-    return found
+    env.reset(seed=0)
+    env.restore(snapshot)
+    return env
 
 
-_ENGINES: dict[str, type] = {}
-
-
-def restore(game: str, data: dict):
-    """The engine a position's json describes."""
-    if game not in _ENGINES:
-        env = game_spec(game).make_raw_env(num_players=4)
-        env.reset(seed=0)
-        _ENGINES[game] = type(env.game)
-    return _ENGINES[game].from_json(data)
-
-
-def reference_values(args: tuple[str, dict, int, int, int]) -> dict[int, float]:
-    game, data, seat, playouts, seed = args
+def reference_values(args: tuple[str, dict, int, int]) -> dict[int, float]:
+    game, snapshot, playouts, seed = args
     rules = GAMES[game].part("search")()
-    live = restore(game, data)
+    live = restored(game, snapshot).unwrapped.game
+    seat = live.current_player()
     view = rules.view(live, seat, rules.new_memory())
     legal = live.legal_actions()
     rng = random.Random(seed)
@@ -73,20 +56,16 @@ def reference_values(args: tuple[str, dict, int, int, int]) -> dict[int, float]:
     return means
 
 
-def choices(args: tuple[str, str, list[tuple[dict, int]], int]) -> list[int]:
-    spec_text, game, positions, seed = args
-    spec = game_spec(game)
-    agent = make_agent(spec_text, game, seed=seed, **spec.env_info(4))
+def choices(args: tuple[str, str, list[dict], int]) -> list[int]:
+    spec_text, game, snapshots, seed = args
+    agent = make_agent(spec_text, game, seed=seed, **game_spec(game).env_info(4))
     picked = []
-    for index, (data, seat) in enumerate(positions):
-        live = restore(game, data)
-        fake = SimpleNamespace(game=live, agent_selection=f"player_{seat}", unwrapped=None)
-        fake.unwrapped = fake
-        observation = {"observation": live.observe(seat), "action_mask": live.legal_mask()}
+    for index, snapshot in enumerate(snapshots):
+        env = restored(game, snapshot)
         agent.reset(seed * 1_000_003 + index)
         if getattr(agent, "needs_env", False):
-            agent.observe_env(fake)
-        picked.append(int(agent.act(observation)))
+            agent.observe_env(env)
+        picked.append(int(agent.act(env.last()[0])))
     return picked
 
 
@@ -106,8 +85,7 @@ def main() -> int:
         positions, values = stored["positions"], [{int(k): v for k, v in m.items()} for m in stored["values"]]
     else:
         positions = sample_positions(args.game, args.positions, args.seed)
-        jobs = [(args.game, data, seat, args.reference, args.seed * 7919 + i)
-                for i, (data, seat) in enumerate(positions)]
+        jobs = [(args.game, snapshot, args.reference, args.seed * 7919 + i) for i, snapshot in enumerate(positions)]
         with Pool(args.workers) as pool:
             values = pool.map(reference_values, jobs, chunksize=4)
         cache.parent.mkdir(parents=True, exist_ok=True)
