@@ -63,6 +63,7 @@ def test_a_run_again_keeps_the_chunks_it_has(tmp_path):
     first = collect(config, progress=False)[0]
     stamp = first.stat().st_mtime_ns
     collect(config, progress=False)
+    collect(tiny(tmp_path, workers=2), progress=False)  # every chunk saved: no pool of zero workers is started
     assert first.stat().st_mtime_ns == stamp
 
 

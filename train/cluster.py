@@ -65,6 +65,8 @@ def fan_out(function: Callable[[Any], Any], jobs: list[Any], workers: int,
     Stopping early (an error, Ctrl-C, or the caller closing the iterator) stops the local workers at once; what
     has not run never runs.
     """
+    if not jobs:  # e.g. a resumed run whose chunks are all saved: no pool of zero workers
+        return
     if ray_address:
         yield from _ray_fan_out(function, jobs, ray_address)
     elif workers == 1:
