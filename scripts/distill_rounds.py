@@ -38,6 +38,7 @@ RING_RANG_STAGES = {
     "round 10 (not shipped)": ("ring_rang_distill_round10_vs_rules_strong", "", ""),
     "round 11 (shipped)": ("ring_rang_trained_vs_rules_strong", "gauntlet_ring_rang_trained",
                            "exploit_ring_rang_trained"),
+    "round 12 (not shipped)": ("ring_rang_distill_round12_vs_rules_strong", "", ""),
 }
 # stage -> its match against pimc:iterations=500 (1000 duplicate deals, seed 0), where it was played
 RING_RANG_VS_SEARCH = {
@@ -49,6 +50,7 @@ RING_RANG_VS_SEARCH = {
     "round 9 (not shipped)": "ring_rang_distill_round9_vs_pimc500",
     "round 10 (not shipped)": "ring_rang_distill_round10_vs_pimc500",
     "round 11 (shipped)": "ring_rang_trained_vs_pimc500",
+    "round 12 (not shipped)": "ring_rang_distill_round12_vs_pimc500",
 }
 SEARCH = "pimc:iterations=500"
 RANG_STAGES = {
