@@ -57,11 +57,14 @@ class GuidedAgent(PIMCAgent):
         candidates = sorted(legal, key=lambda a: -probabilities[a])[: self.top]
         if len(candidates) == 1:
             return candidates[0]
-        _, means = pimc_search(self.rules, view, candidates, rng, self.rollout, self.iterations, self.worlds,
-                               self.ms)
+        means = self.means(view, candidates, rng)
         self.last_values = means
         return max(means, key=lambda a: (means[a] + self.weight * math.log(max(probabilities[a], 1e-12)),
                                          -candidates.index(a)))
+
+    def means(self, view: Any, candidates: list[int], rng: random.Random) -> dict[int, float]:
+        """What each candidate is worth to the seat: PIMC's mean playout reward, in the game's reward units."""
+        return pimc_search(self.rules, view, candidates, rng, self.rollout, self.iterations, self.worlds, self.ms)[1]
 
 
 def make_guided(game: str, seed: int | None = None, **params: Any) -> GuidedAgent:

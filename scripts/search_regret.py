@@ -56,11 +56,13 @@ def reference_values(args: tuple[str, dict, int, int]) -> dict[int, float]:
     return means
 
 
-def choices(args: tuple[str, str, list[dict], int]) -> list[int]:
-    spec_text, game, snapshots, seed = args
+def choices(args: tuple[str, str, list[dict], int, int]) -> list[int]:
+    """The agent's move at each position; ``first``: the index of the first one, so that a position's seed, and
+    the choice, do not depend on how the positions were split between the workers."""
+    spec_text, game, snapshots, seed, first = args
     agent = make_agent(spec_text, game, seed=seed, **game_spec(game).env_info(4))
     picked = []
-    for index, snapshot in enumerate(snapshots):
+    for index, snapshot in enumerate(snapshots, start=first):
         env = restored(game, snapshot)
         agent.reset(seed * 1_000_003 + index)
         if getattr(agent, "needs_env", False):
@@ -92,9 +94,9 @@ def main() -> int:
         cache.write_text(json.dumps({"positions": positions, "values": values}))
     half = -(-len(positions) // args.workers)
     for spec_text in args.agents:
-        parts = [positions[i:i + half] for i in range(0, len(positions), half)]
         with Pool(args.workers) as pool:
-            picked = sum(pool.map(choices, [(spec_text, args.game, part, args.seed + 1) for part in parts]), [])
+            picked = sum(pool.map(choices, [(spec_text, args.game, positions[i:i + half], args.seed + 1, i)
+                                            for i in range(0, len(positions), half)]), [])
         regret = np.array([max(v.values()) - v[a] for v, a in zip(values, picked, strict=True)])
         agree = np.mean([a == max(v, key=v.get) for v, a in zip(values, picked, strict=True)])
         half_width = 1.96 * regret.std(ddof=1) / np.sqrt(regret.size)

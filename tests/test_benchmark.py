@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import math
 import subprocess
@@ -25,13 +26,22 @@ ROOT = Path(__file__).resolve().parent.parent
 CHEAP = ["random", "rules_basic"]
 
 
-@pytest.mark.parametrize("version", [1, 2])
-@pytest.mark.parametrize("game", PROTOCOL_GAMES)
+def _versions(game: str) -> list[int]:
+    return [int(f.name[len(game) + 2:-5]) for f in benchmark._protocol_files(game)]
+
+
+PROTOCOLS = [(game, version) for game in PROTOCOL_GAMES for version in _versions(game)]
+# what the suite gained at each version (v2 changed only how deals are drawn)
+ADDED = {3: ["guided"]}
+
+
+@pytest.mark.parametrize(("game", "version"), PROTOCOLS)
 def test_each_game_has_a_complete_pinned_protocol_and_its_ladder(game, version):
     protocol = load_protocol(game, version)
     assert protocol.name == f"{game}-v{version}" and protocol.game == game
-    # v1 fixed a public seed; v2 (the latest) draws the deals secretly for each run, on v1's suite and ladder
-    assert (protocol.seed is None) == (version == 2) and load_protocol(game).name == f"{game}-v2"
+    # v1 fixed a public seed; from v2 on the deals are drawn secretly for each run
+    assert (protocol.seed is None) == (version >= 2)
+    assert load_protocol(game).name == f"{game}-v{max(_versions(game))}"
     specs = protocol.specs
     spec = game_spec(game)
     assert specs[0] == "random" and {"rules_basic", "rules_strong"} & set(spec.agents) <= set(specs)
@@ -42,16 +52,41 @@ def test_each_game_has_a_complete_pinned_protocol_and_its_ladder(game, version):
     if spec.trained:  # the shipped policy is in the suite, pinned by its bytes
         assert "trained" in specs
         assert protocol.pinned["trained"] == hashlib.sha256(trained_path(game).read_bytes()).hexdigest()
+    if version > 1:  # the previous version's suite and counts ("cost" only weighs the progress bar), plus ADDED
+        before = load_protocol(game, version - 1)
+        def counts(opponents):
+            return [{k: v for k, v in o.items() if k != "cost"} for o in opponents]
+        assert counts(protocol.opponents[:len(before.specs)]) == counts(before.opponents)
+        assert specs[len(before.specs):] == ADDED.get(version, [])
     ladder = protocol.ladder
-    assert ladder is not None and ladder["protocol_sha256"] == load_protocol(game, 1).sha256
-    # the same suite and counts ("cost" only weighs the progress bar)
-    assert [{k: v for k, v in o.items() if k != "cost"} for o in protocol.opponents] == load_protocol(game, 1).opponents
+    # a version whose suite is unchanged keeps the ladder it was fitted on; a new suite has its own, at full level
+    owner = next(v for v in range(version, 0, -1) if v == 1 or ADDED.get(v))
+    assert ladder is not None and ladder["protocol_sha256"] == load_protocol(game, owner).sha256
+    assert ladder["level"] == ("quick" if owner == 1 else "full")
     assert set(ladder["ratings"]) == set(specs) and ladder["ratings"][protocol.anchor] == 0
     pairs = {(m["a"], m["b"]) for m in ladder["matches"]}
     assert len(pairs) == len(specs) * (len(specs) - 1) // 2
+    counts = {o["spec"]: protocol.deals(o, ladder["level"]) for o in protocol.opponents}
+    assert all(m["deals"] == min(counts[m["a"]], counts[m["b"]]) for m in ladder["matches"])
     refit = fit_ladder([(m["a"], m["b"], m["a_wins"], m["b_wins"]) for m in ladder["matches"]], protocol.anchor)
     assert all(abs(refit[name] - value) < 0.01 for name, value in ladder["ratings"].items())
     assert ladder["ratings"]["random"] < ladder["ratings"]["rules_strong"]
+
+
+def test_the_protocols_play_guided_at_the_defaults_they_name():
+    """The v3 suites name plain ``guided``: a change of its defaults changes the suite, so needs a new version."""
+    from cardenvs.agents.guided import GuidedAgent
+
+    defaults = {name: p.default for name, p in inspect.signature(GuidedAgent).parameters.items()
+                if p.default is not inspect.Parameter.empty}
+    assert defaults == {"seed": None, "iterations": 500, "worlds": 8, "top": 3, "weight": 0.3, "prior": "trained",
+                        "ms": None, "rollout": "random", "num_players": None}
+    for game, version in PROTOCOLS:
+        protocol = load_protocol(game, version)
+        if "guided" in protocol.specs:
+            file = next(f for f in benchmark._protocol_files(game) if f.name == f"{game}_v{version}.json")
+            about = json.loads(file.read_text())["about"]["guided"]
+            assert "iterations=500, worlds=8, top=3, weight=0.3, rollout=random" in about
 
 
 def test_place_on_ladder_recovers_a_known_rating():
@@ -142,3 +177,20 @@ def test_the_help_names_the_protocols():
     run = subprocess.run([sys.executable, "-m", "cardenvs.cli", "benchmark", "--help"], capture_output=True,
                          text=True, timeout=60)
     assert run.returncode == 0 and "ring_rang-v2" in run.stdout and "--quick" in run.stdout
+
+
+def test_a_ladder_build_resumes_from_its_chunks_at_its_level(monkeypatch, tmp_path):
+    """``--build-ladder --seed S --chunks DIR``: the seed (needed to resume) leaves the ladder at its level."""
+    monkeypatch.setattr(benchmark, "_plan", lambda protocol, settings: [("random", 2), ("rules_basic", 2)])
+    settings = BenchmarkSettings(seed=5, chunks=str(tmp_path), progress=False, version=2)
+    ladder = benchmark.build_ladder("ring_rang", settings)
+    assert ladder["level"] == "full" and ladder["seed"] == 5 and ladder["protocol"] == "ring_rang-v2"
+    assert [(m["a"], m["b"], m["deals"], m["episodes"]) for m in ladder["matches"]] == [("random", "rules_basic", 2, 4)]
+    saved = sorted(p.name for p in tmp_path.iterdir())
+    assert len(saved) == 1 and any(f.name.startswith("deals_") for f in (tmp_path / saved[0]).iterdir())
+    from cardenvs.train import evaluate
+
+    def replayed(args):
+        raise AssertionError("a saved chunk was played again")
+    monkeypatch.setattr(evaluate, "_play_chunk", replayed)
+    assert benchmark.build_ladder("ring_rang", settings) == ladder  # resumed: nothing left to play, same result

@@ -461,7 +461,9 @@ def host_check(candidate: str, protocol: Protocol) -> dict[str, Any]:
 def build_ladder(game: str, settings: BenchmarkSettings) -> dict[str, Any]:
     """Play the protocol's round robin among its reference agents and fit their ratings (random = 0).
 
-    Each pair plays the protocol's deal count of the dearer of the two (``--quick``: its quick count).
+    Each pair plays the protocol's deal count of the dearer of the two (``--quick``: its quick count). A seed
+    given (``--seed``, so that ``--chunks`` can resume the build) leaves the ladder at its level: the reference
+    agents are ours, and a ladder's seed is published with it anyway.
     """
     protocol = load_protocol(game, settings.version)
     check_pins(protocol)
@@ -469,19 +471,23 @@ def build_ladder(game: str, settings: BenchmarkSettings) -> dict[str, Any]:
     seed, _ = draw_seed(protocol, settings)  # a secret protocol's ladder is played on fresh deals, then published
     specs = list(plan)
     pairs = [(a, b) for i, a in enumerate(specs) for b in specs[i + 1:]]
-    bar = progress_bar(sum(min(plan[a], plan[b]) for a, b in pairs), settings.progress, f"ladder {protocol.name}")
+    cost = {o["spec"]: float(o.get("cost", 1)) for o in protocol.opponents}
+    weight = {(a, b): cost[a] + cost[b] - 1 for a, b in pairs}  # a deal of two searches costs both searches
+    bar = progress_bar(round(sum(min(plan[a], plan[b]) * weight[a, b] for a, b in pairs)), settings.progress,
+                       f"ladder {protocol.name}", unit="cost")
     matches = []
     try:
         for a, b in pairs:
             config = _match_config(protocol, settings, [a, b], min(plan[a], plan[b]), seed)
-            row, _ = _match_row(config, run_records(config, bar=bar), b)
+            row, _ = _match_row(config, run_records(config, bar=_Weighted(bar, weight[a, b])), b)
             matches.append({"a": a, "b": b, "deals": config.deals, "episodes": row["episodes"],
                             "a_wins": row["wins"], "b_wins": row["opponent_wins"]})
     finally:
         bar.close()
+    custom = [c for c in settings.custom if not c.startswith("seed=")]
     ratings = fit_ladder([(m["a"], m["b"], m["a_wins"], m["b_wins"]) for m in matches], protocol.anchor)
     return {"protocol": protocol.name, "protocol_sha256": protocol.sha256,
-            "level": "custom" if settings.custom else settings.level, "anchor": protocol.anchor, "seed": seed,
+            "level": "custom" if custom else settings.level, "anchor": protocol.anchor, "seed": seed,
             "ratings": {name: round(value, 2) for name, value in sorted(ratings.items(), key=lambda kv: kv[1])},
             "matches": matches}
 
