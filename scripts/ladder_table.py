@@ -30,7 +30,7 @@ def rows(ladder: dict) -> list[tuple[str, float, float, float, str]]:
                 rates.append((mine / (mine + theirs), other))
         _, low, high = place_on_ladder(results)
         worst_rate, worst = min(rates)
-        out.append((name, ratings[name], low - ratings[name], high - ratings[name], f"{worst_rate:.3f} ({worst})"))
+        out.append((name, ratings[name], low, high, f"{worst_rate:.3f} ({worst})"))
     return sorted(out, key=lambda r: -r[1])
 
 
@@ -41,7 +41,7 @@ def table(path: str) -> str:
              "| agent | rating [95% CI] | lowest win rate in the round robin (against) |", "|---|---|---|"]
     anchor = ladder["anchor"]
     for name, rating, low, high, worst in rows(ladder):
-        interval = "anchor" if name == anchor else f"[{rating + low:.0f}, {rating + high:.0f}]"
+        interval = "anchor" if name == anchor else f"[{low:.0f}, {high:.0f}]"
         lines.append(f"| `{name}` | {rating:.0f} {interval} | {worst} |")
     return "\n".join(lines)
 

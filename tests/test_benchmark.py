@@ -54,9 +54,9 @@ def test_each_game_has_a_complete_pinned_protocol_and_its_ladder(game, version):
         assert protocol.pinned["trained"] == hashlib.sha256(trained_path(game).read_bytes()).hexdigest()
     if version > 1:  # the previous version's suite and counts ("cost" only weighs the progress bar), plus ADDED
         before = load_protocol(game, version - 1)
-        def counts(opponents):
+        def suite(opponents):
             return [{k: v for k, v in o.items() if k != "cost"} for o in opponents]
-        assert counts(protocol.opponents[:len(before.specs)]) == counts(before.opponents)
+        assert suite(protocol.opponents[:len(before.specs)]) == suite(before.opponents)
         assert specs[len(before.specs):] == ADDED.get(version, [])
     ladder = protocol.ladder
     # a version whose suite is unchanged keeps the ladder it was fitted on; a new suite has its own, at full level
@@ -66,8 +66,8 @@ def test_each_game_has_a_complete_pinned_protocol_and_its_ladder(game, version):
     assert set(ladder["ratings"]) == set(specs) and ladder["ratings"][protocol.anchor] == 0
     pairs = {(m["a"], m["b"]) for m in ladder["matches"]}
     assert len(pairs) == len(specs) * (len(specs) - 1) // 2
-    counts = {o["spec"]: protocol.deals(o, ladder["level"]) for o in protocol.opponents}
-    assert all(m["deals"] == min(counts[m["a"]], counts[m["b"]]) for m in ladder["matches"])
+    deals = {o["spec"]: protocol.deals(o, ladder["level"]) for o in protocol.opponents}
+    assert all(m["deals"] == min(deals[m["a"]], deals[m["b"]]) for m in ladder["matches"])
     refit = fit_ladder([(m["a"], m["b"], m["a_wins"], m["b_wins"]) for m in ladder["matches"]], protocol.anchor)
     assert all(abs(refit[name] - value) < 0.01 for name, value in ladder["ratings"].items())
     assert ladder["ratings"]["random"] < ladder["ratings"]["rules_strong"]

@@ -87,6 +87,11 @@ class Protocol:
     def specs(self) -> list[str]:
         return [o["spec"] for o in self.opponents]
 
+    @property
+    def costs(self) -> dict[str, float]:
+        """What a deal against each opponent costs, relative to a cheap one's: the progress bars' weights."""
+        return {o["spec"]: float(o.get("cost", 1)) for o in self.opponents}
+
 
 def _protocol_files(game: str) -> list[Any]:
     """The protocol files of ``game`` (``<game>_v<N>.json`` in the package its spec names), oldest first."""
@@ -247,7 +252,7 @@ def run_benchmark(agent: Any, game: str, settings: BenchmarkSettings | None = No
     commitment = seed_commitment(seed)
     if announce:
         announce(f"seed commitment: sha256 {commitment} ({drawn} deals; the seed is revealed with the scorecard)")
-    cost = {o["spec"]: float(o.get("cost", 1)) for o in protocol.opponents}  # a PIMC deal is dearer
+    cost = protocol.costs  # a PIMC deal is dearer
     bar = progress_bar(round(sum(d * cost[o] for o, d in plan)), settings.progress, f"benchmark {protocol.name}",
                        unit="cost")
     rows, timing, record = [], [], []
@@ -471,7 +476,7 @@ def build_ladder(game: str, settings: BenchmarkSettings) -> dict[str, Any]:
     seed, _ = draw_seed(protocol, settings)  # a secret protocol's ladder is played on fresh deals, then published
     specs = list(plan)
     pairs = [(a, b) for i, a in enumerate(specs) for b in specs[i + 1:]]
-    cost = {o["spec"]: float(o.get("cost", 1)) for o in protocol.opponents}
+    cost = protocol.costs
     weight = {(a, b): cost[a] + cost[b] - 1 for a, b in pairs}  # a deal of two searches costs both searches
     bar = progress_bar(round(sum(min(plan[a], plan[b]) * weight[a, b] for a, b in pairs)), settings.progress,
                        f"ladder {protocol.name}", unit="cost")
