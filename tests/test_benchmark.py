@@ -6,6 +6,7 @@ import hashlib
 import inspect
 import json
 import math
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -180,17 +181,22 @@ def test_the_help_names_the_protocols():
 
 
 def test_a_ladder_build_resumes_from_its_chunks_at_its_level(monkeypatch, tmp_path):
-    """``--build-ladder --seed S --chunks DIR``: the seed (needed to resume) leaves the ladder at its level."""
+    """``--build-ladder --seed S --chunks DIR``: the seed (needed to resume) leaves the ladder at its level; the
+    finished pairs alone (``ladder_pairs.json``) resume it too, and only a build of the same protocol and seed."""
     monkeypatch.setattr(benchmark, "_plan", lambda protocol, settings: [("random", 2), ("rules_basic", 2)])
     settings = BenchmarkSettings(seed=5, chunks=str(tmp_path), progress=False, version=2)
     ladder = benchmark.build_ladder("ring_rang", settings)
     assert ladder["level"] == "full" and ladder["seed"] == 5 and ladder["protocol"] == "ring_rang-v2"
     assert [(m["a"], m["b"], m["deals"], m["episodes"]) for m in ladder["matches"]] == [("random", "rules_basic", 2, 4)]
-    saved = sorted(p.name for p in tmp_path.iterdir())
-    assert len(saved) == 1 and any(f.name.startswith("deals_") for f in (tmp_path / saved[0]).iterdir())
+    folders = [p for p in tmp_path.iterdir() if p.is_dir()]
+    assert len(folders) == 1 and any(f.name.startswith("deals_") for f in folders[0].iterdir())
     from cardenvs.train import evaluate
 
     def replayed(args):
         raise AssertionError("a saved chunk was played again")
     monkeypatch.setattr(evaluate, "_play_chunk", replayed)
     assert benchmark.build_ladder("ring_rang", settings) == ladder  # resumed: nothing left to play, same result
+    shutil.rmtree(folders[0])  # a later session: only the few-kB file of finished pairs was kept
+    assert benchmark.build_ladder("ring_rang", settings) == ladder
+    with pytest.raises(ValueError, match="another ladder build"):
+        benchmark.build_ladder("ring_rang", BenchmarkSettings(seed=6, chunks=str(tmp_path), progress=False, version=2))

@@ -480,13 +480,21 @@ def build_ladder(game: str, settings: BenchmarkSettings) -> dict[str, Any]:
     weight = {(a, b): cost[a] + cost[b] - 1 for a, b in pairs}  # a deal of two searches costs both searches
     bar = progress_bar(round(sum(min(plan[a], plan[b]) * weight[a, b] for a, b in pairs)), settings.progress,
                        f"ladder {protocol.name}", unit="cost")
+    finished = _finished_pairs(protocol, settings, seed)
     matches = []
     try:
         for a, b in pairs:
             config = _match_config(protocol, settings, [a, b], min(plan[a], plan[b]), seed)
-            row, _ = _match_row(config, run_records(config, bar=_Weighted(bar, weight[a, b])), b)
-            matches.append({"a": a, "b": b, "deals": config.deals, "episodes": row["episodes"],
-                            "a_wins": row["wins"], "b_wins": row["opponent_wins"]})
+            match = finished.get((a, b, config.deals))
+            if match is None:
+                row, _ = _match_row(config, run_records(config, bar=_Weighted(bar, weight[a, b])), b)
+                match = {"a": a, "b": b, "deals": config.deals, "episodes": row["episodes"],
+                         "a_wins": row["wins"], "b_wins": row["opponent_wins"]}
+            else:
+                bar.update(round(config.deals * weight[a, b]))
+            matches.append(match)
+            if settings.chunks:
+                _save_finished_pairs(protocol, settings, seed, matches)
     finally:
         bar.close()
     custom = [c for c in settings.custom if not c.startswith("seed=")]
@@ -495,6 +503,44 @@ def build_ladder(game: str, settings: BenchmarkSettings) -> dict[str, Any]:
             "level": "custom" if custom else settings.level, "anchor": protocol.anchor, "seed": seed,
             "ratings": {name: round(value, 2) for name, value in sorted(ratings.items(), key=lambda kv: kv[1])},
             "matches": matches}
+
+
+def _finished_pairs_file(settings: BenchmarkSettings) -> Path:
+    return Path(settings.chunks) / "ladder_pairs.json"
+
+
+def _finished_pairs(protocol: Protocol, settings: BenchmarkSettings, seed: int) -> dict[tuple, dict[str, Any]]:
+    """The pairs a resumed ladder build has already finished (``--chunks``: its ``ladder_pairs.json``), by
+    (a, b, deals); a file of another build (protocol or seed) is refused, as a chunk folder is.
+
+    The file is a few kB, so a build that takes several sessions can keep it (commit it) where the chunks, a few
+    MB a match, would be too big; anyone can check a pair by replaying its deals with the ladder's seed."""
+    if not settings.chunks or not _finished_pairs_file(settings).is_file():
+        return {}
+    file = _finished_pairs_file(settings)
+    try:
+        data = json.loads(file.read_text())
+        identity, matches = data["build"], data["matches"]
+        finished = {(m["a"], m["b"], m["deals"]): m for m in matches}
+    except (ValueError, KeyError, TypeError) as error:
+        raise ValueError(f"--chunks: cannot read {file} ({error}); delete it to play its pairs again") from None
+    if identity != _ladder_build_identity(protocol, seed):
+        raise ValueError(f"--chunks: {file} holds the pairs of another ladder build (its protocol or seed "
+                         "differ); give another folder")
+    return finished
+
+
+def _save_finished_pairs(protocol: Protocol, settings: BenchmarkSettings, seed: int, matches: list[dict]) -> None:
+    file = _finished_pairs_file(settings)
+    file.parent.mkdir(parents=True, exist_ok=True)
+    partial = file.with_name(f".{file.name}.partial")
+    partial.write_text(json.dumps({"build": _ladder_build_identity(protocol, seed), "matches": matches},
+                                  indent=1) + "\n")
+    partial.replace(file)
+
+
+def _ladder_build_identity(protocol: Protocol, seed: int) -> dict[str, Any]:
+    return {"protocol": protocol.name, "seed": seed}
 
 
 # ------------------------------------------------------------------- output
