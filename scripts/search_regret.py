@@ -9,6 +9,8 @@ as many worlds as playouts / 8 (all seats' cards sampled, never read), giving ev
 points. An agent's *regret* at a position is the reference value of the reference's best move minus that of the
 agent's move; its mean over the positions, with a 95% t interval, ranks the agents. It rewards agreeing with
 the reference, so it measures search noise, not what PIMC itself gets wrong (strategy fusion): a match decides.
+With ``--truth`` the reference plays its playouts on the real deal (the cards actually held, read by the
+reference only), so an agent whose sampled deals are closer to the real ones has a lower regret.
 """
 
 from __future__ import annotations
@@ -43,15 +45,18 @@ def restored(game: str, snapshot: dict):
     return env
 
 
-def reference_values(args: tuple[str, dict, int, int]) -> dict[int, float]:
-    game, snapshot, playouts, seed = args
+def reference_values(args: tuple[str, dict, int, int, bool]) -> dict[int, float]:
+    game, snapshot, playouts, seed, truth = args
     rules = GAMES[game].part("search")()
     live = restored(game, snapshot).unwrapped.game
     seat = live.current_player()
     view = rules.view(live, seat, rules.new_memory())
     legal = live.legal_actions()
     rng = random.Random(seed)
-    worlds = [rules.sample(view, rng) for _ in range(max(1, playouts // 8))]
+    if truth:  # the real deal: what each move is worth on the cards actually held
+        worlds = [rules.horizon(live.clone())]
+    else:
+        worlds = [rules.sample(view, rng) for _ in range(max(1, playouts // 8))]
     _, means = world_search(rules, worlds, seat, legal, rng, rules.random_rollout, playouts * len(legal))
     return means
 
@@ -78,21 +83,26 @@ def main() -> int:
     parser.add_argument("--reference", type=int, default=2000, help="playouts per legal move of the reference")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--agents", nargs="+", default=["pimc:iterations=500"])
+    parser.add_argument("--truth", action="store_true",
+                        help="reference playouts on the real deal, not sampled ones: rewards a better belief")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--cache", default="runs/search_regret")
     args = parser.parse_args()
-    cache = Path(args.cache) / f"{args.game}_p{args.positions}_r{args.reference}_s{args.seed}.json"
+    truth = "_truth" if args.truth else ""
+    cache = Path(args.cache) / f"{args.game}_p{args.positions}_r{args.reference}_s{args.seed}{truth}.json"
     if cache.exists():
         stored = json.loads(cache.read_text())
         positions, values = stored["positions"], [{int(k): v for k, v in m.items()} for m in stored["values"]]
     else:
         positions = sample_positions(args.game, args.positions, args.seed)
-        jobs = [(args.game, snapshot, args.reference, args.seed * 7919 + i) for i, snapshot in enumerate(positions)]
+        jobs = [(args.game, snapshot, args.reference, args.seed * 7919 + i, args.truth)
+                for i, snapshot in enumerate(positions)]
         with Pool(args.workers) as pool:
             values = pool.map(reference_values, jobs, chunksize=4)
         cache.parent.mkdir(parents=True, exist_ok=True)
         cache.write_text(json.dumps({"positions": positions, "values": values}))
     half = -(-len(positions) // args.workers)
+    first = None
     for spec_text in args.agents:
         with Pool(args.workers) as pool:
             picked = sum(pool.map(choices, [(spec_text, args.game, positions[i:i + half], args.seed + 1, i)
@@ -100,7 +110,15 @@ def main() -> int:
         regret = np.array([max(v.values()) - v[a] for v, a in zip(values, picked, strict=True)])
         agree = np.mean([a == max(v, key=v.get) for v, a in zip(values, picked, strict=True)])
         half_width = 1.96 * regret.std(ddof=1) / np.sqrt(regret.size)
-        print(f"{spec_text:<48} regret {regret.mean():.4f} +- {half_width:.4f}  agreement {agree:.3f}", flush=True)
+        paired = ""
+        if first is None:
+            first = regret
+        else:  # the same positions: the difference to the first agent has a far narrower interval
+            difference = regret - first
+            paired = (f"  minus the first: {difference.mean():+.4f} "
+                      f"+- {1.96 * difference.std(ddof=1) / np.sqrt(difference.size):.4f}")
+        print(f"{spec_text:<48} regret {regret.mean():.4f} +- {half_width:.4f}  agreement {agree:.3f}{paired}",
+              flush=True)
     return 0
 
 

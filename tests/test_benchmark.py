@@ -144,8 +144,9 @@ def test_an_object_a_bot_and_a_mirror_match(tmp_path):
 
 
 def test_errors_come_before_any_deal(monkeypatch, tmp_path, capsys):
+    rang = load_protocol("rang").name
     cases = [(["--game", "rang", "--agent", "nosuch"], "unknown agent 'nosuch'"),
-             (["--game", "rang", "--agent", "random", "--opponents", "random,oracle"], "not in protocol rang-v2"),
+             (["--game", "rang", "--agent", "random", "--opponents", "random,oracle"], f"not in protocol {rang}"),
              (["--game", "rang", "--agent", "random", "--deals", "0"], "--deals: expected an int >= 1"),
              (["--game", "rang"], "give --agent SPEC"),
              (["--game", "chess", "--agent", "random"], "unknown game 'chess'"),
@@ -167,7 +168,7 @@ def test_the_command_writes_the_scorecard_files(tmp_path):
                           "trained", "--deals", "2", "--opponents", "random,trained", "--out", str(out),
                           "--no-progress", "--workers", "2"], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
-    assert "benchmark ring_rang-v2 (custom)" in run.stdout and "rating" in run.stdout
+    assert f"benchmark {load_protocol('ring_rang').name} (custom)" in run.stdout and "rating" in run.stdout
     assert "agent's time per decision" in run.stdout
     written = sorted(p.name for p in out.iterdir())
     assert written == ["record.jsonl.gz", "scorecard.json", "scorecard.png", "scorecard.txt", "timing.json"]
@@ -177,7 +178,7 @@ def test_the_command_writes_the_scorecard_files(tmp_path):
 def test_the_help_names_the_protocols():
     run = subprocess.run([sys.executable, "-m", "cardenvs.cli", "benchmark", "--help"], capture_output=True,
                          text=True, timeout=60)
-    assert run.returncode == 0 and "ring_rang-v2" in run.stdout and "--quick" in run.stdout
+    assert run.returncode == 0 and load_protocol("ring_rang").name in run.stdout and "--quick" in run.stdout
 
 
 def test_a_ladder_build_resumes_from_its_chunks_at_its_level(monkeypatch, tmp_path):
