@@ -108,8 +108,8 @@ def resample(weights: np.ndarray, count: int, rng: random.Random) -> list[int]:
 
 
 class BeliefGuided(GuidedAgent):
-    """``guided`` whose worlds, at card play when another seat chose trump, are resampled by the trump's
-    likelihood."""
+    """``guided`` whose worlds, at card play when another seat chose trump, are resampled by the likelihood of
+    the trump named (and, with ``plays``, of the last plays)."""
 
     def __init__(self, game: str, seed: int | None = None, pool: int = 32, subsets: int = 1, plays: int = 0,
                  temper: float = 0.5, **params: Any):

@@ -515,16 +515,16 @@ def _finished_pairs(protocol: Protocol, settings: BenchmarkSettings, seed: int) 
 
     The file is a few kB, so a build that takes several sessions can keep it (commit it) where the chunks, a few
     MB a match, would be too big; anyone can check a pair by replaying its deals with the ladder's seed."""
-    if not settings.chunks or not _finished_pairs_file(settings).is_file():
+    file = _finished_pairs_file(settings) if settings.chunks else None
+    if file is None or not file.is_file():
         return {}
-    file = _finished_pairs_file(settings)
     try:
         data = json.loads(file.read_text())
         identity, matches = data["build"], data["matches"]
         finished = {(m["a"], m["b"], m["deals"]): m for m in matches}
     except (ValueError, KeyError, TypeError) as error:
         raise ValueError(f"--chunks: cannot read {file} ({error}); delete it to play its pairs again") from None
-    if identity != _ladder_build_identity(protocol, seed):
+    if identity != {"protocol": protocol.name, "seed": seed}:
         raise ValueError(f"--chunks: {file} holds the pairs of another ladder build (its protocol or seed "
                          "differ); give another folder")
     return finished
@@ -534,13 +534,9 @@ def _save_finished_pairs(protocol: Protocol, settings: BenchmarkSettings, seed: 
     file = _finished_pairs_file(settings)
     file.parent.mkdir(parents=True, exist_ok=True)
     partial = file.with_name(f".{file.name}.partial")
-    partial.write_text(json.dumps({"build": _ladder_build_identity(protocol, seed), "matches": matches},
-                                  indent=1) + "\n")
+    build = {"protocol": protocol.name, "seed": seed}
+    partial.write_text(json.dumps({"build": build, "matches": matches}, indent=1) + "\n")
     partial.replace(file)
-
-
-def _ladder_build_identity(protocol: Protocol, seed: int) -> dict[str, Any]:
-    return {"protocol": protocol.name, "seed": seed}
 
 
 # ------------------------------------------------------------------- output
