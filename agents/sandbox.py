@@ -16,10 +16,11 @@ A sandboxed program runs in namespaces of its own:
 - **resource limits** (:class:`Limits`, set with util-linux ``prlimit`` inside the sandbox, so that the
   process count is the sandbox's own): address space, CPU seconds, processes, file size, open files, and
   the size of its ``/tmp``;
-- **one life**: it dies with the process that started it (``--die-with-parent``, also on ``SIGKILL`` of the
-  harness), and killing the sandbox (``SIGKILL`` of the ``bwrap`` process the caller started) kills every
-  process in it, a double-forked ``setsid`` daemon included: the PID namespace's init dies and the kernel
-  kills everything in the namespace.
+- **one life**: it dies with the process that started it, also on ``SIGKILL`` of the harness, from its first
+  instant: ``bwrap`` runs under a guardian shell that gets SIGTERM when its parent dies (``PR_SET_PDEATHSIG``)
+  and then kills ``bwrap`` and the PID namespace's init, so the kernel kills everything in the namespace, a
+  double-forked ``setsid`` daemon included; :func:`kill_sandbox` does the same (``bwrap --die-with-parent``
+  alone misses a parent killed in bwrap's first milliseconds: see :func:`_guarded`).
 
 **Root.** The kernel exempts uid 0 from the process limit (``RLIMIT_NPROC``), namespaced or not. A harness
 running as root therefore runs its bots as uid/gid 65534 (``nobody``) in a user namespace that maps both 0
@@ -235,23 +236,47 @@ def sandboxed_command(argv: Sequence[str], *, network: bool = False, limits: Lim
     return [*command, "--", *setpriv, *limits.prlimit(), *map(str, argv)]
 
 
-def die_with_parent(parent: int | None = None) -> None:  # pragma: no cover (runs in the child after fork)
-    """Linux: this process is killed (SIGKILL) when its parent dies, however the parent dies.
+def die_with_parent(parent: int | None = None, sig: int = signal.SIGKILL) -> None:  # pragma: no cover (in the child)
+    """Linux: this process gets ``sig`` (SIGKILL by default) when its parent dies, however the parent dies.
 
     ``parent``: the pid of the process that forked this one. A parent that died between the fork and this call
-    sends no signal (the child was already handed to another parent), so the child then kills itself.
+    sends no signal (the child was already handed to another parent), so the child then kills itself. A ``sig``
+    other than SIGKILL gets its default action back first (a parent may have ignored it), for the program to trap.
     """
     try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        if sig != signal.SIGKILL:
+            libc.signal(sig, 0)  # SIG_DFL; signal.signal would refuse outside the main thread
+        libc.prctl(_PR_SET_PDEATHSIG, sig)
     except (OSError, AttributeError):
         return
     if parent is not None and os.getppid() != parent:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def dies_with_this_process() -> Callable[[], None]:
+def dies_with_this_process(sig: int = signal.SIGKILL) -> Callable[[], None]:
     """A ``preexec_fn`` for :class:`subprocess.Popen`: the child dies with this process (:func:`die_with_parent`)."""
-    return functools.partial(die_with_parent, os.getpid())
+    return functools.partial(die_with_parent, os.getpid(), sig)
+
+
+def _guarded(command: Sequence[str], passed_fds: Sequence[int]) -> list[str]:
+    """``command`` (a ``bwrap``) run by a guardian shell that kills it, and the sandbox in it, when the caller dies.
+
+    ``bwrap --die-with-parent`` cannot cover its own first milliseconds: it drops its privileges (which clears a
+    parent-death signal) before it sets its own, and lets its child (the PID namespace's init) go on only after
+    writing ``--info-fd``. A caller killed then (a harness or pool worker under ``SIGKILL``) left that child
+    waiting forever on bwrap's eventfd, outliving the run (tests/test_benchmark_integrity.py). The guardian keeps
+    its privileges unchanged, so its parent-death signal (SIGTERM, :func:`die_with_parent`) holds from the start;
+    its trap stops bwrap (no child can start any more), kills bwrap's children (the kernel then kills the
+    namespace) and bwrap, and reaps it. It passes bwrap's exit code on. The caller's ``stdin`` reaches bwrap
+    through a spare descriptor, as a shell gives a background command ``/dev/null``.
+    """
+    spare = next(fd for fd in range(3, 10) if fd not in passed_fds)
+    stop = ('p=$!; [ -n "$p" ] && { kill -STOP "$p"; '
+            'while [ -e "/proc/$p" ] && ! grep -q "^State:[[:space:]]*[TtZ]" "/proc/$p/status"; do :; done; '
+            'kill -KILL $(cat /proc/$p/task/*/children) "$p"; wait "$p"; } 2>/dev/null; exit 143')
+    script = f"trap '{stop}' TERM; exec {spare}<&0; \"$@\" <&{spare} {spare}<&- & wait $!"
+    return ["/bin/sh", "-c", script, "sandbox-guardian", *command]
 
 
 def popen_sandboxed(argv: Sequence[str], *, network: bool = False, limits: Limits = Limits(),
@@ -269,22 +294,22 @@ def popen_sandboxed(argv: Sequence[str], *, network: bool = False, limits: Limit
         ok, why, _bwrap = _probe()
         if not ok:
             raise OSError(why)
-    # bwrap itself gets no more environment than the program: its init (PID 1 inside) shows its own in /proc
-    # bwrap dies with its parent from its first instant (die_with_parent, ~20 ms of Python's slow fork path a
-    # start): --die-with-parent covers the namespace's init, but a bwrap whose parent died while it waited for its
-    # user namespace's maps lived on (tests/test_benchmark_integrity.py, SIGKILL of a harness with workers)
-    popen = {"start_new_session": True, "close_fds": True, "preexec_fn": dies_with_this_process(),
+    # bwrap itself gets no more environment than the program: its init (PID 1 inside) shows its own in /proc.
+    # The guardian (_guarded) dies with its parent from its first instant and takes bwrap with it.
+    popen = {"start_new_session": True, "close_fds": True, "preexec_fn": dies_with_this_process(signal.SIGTERM),
              "env": {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": os.environ.get("LANG", "C.UTF-8")},
              **popen}
     if os.geteuid() != 0:
-        return subprocess.Popen(sandboxed_command(argv, network=network, limits=limits, visible=visible, env=env,
-                                                  cwd=cwd, _bwrap=_bwrap), **popen)  # type: ignore[call-overload]
+        command = sandboxed_command(argv, network=network, limits=limits, visible=visible, env=env, cwd=cwd,
+                                    _bwrap=_bwrap)
+        return subprocess.Popen(_guarded(command, ()), **popen)  # type: ignore[call-overload]
     info_r, info_w = os.pipe()
     block_r, block_w = os.pipe()
     try:
         command = sandboxed_command(argv, network=network, limits=limits, visible=visible, env=env, cwd=cwd,
                                     _userns_fds=(info_w, block_r), _bwrap=_bwrap)
-        process = subprocess.Popen(command, pass_fds=(info_w, block_r), **popen)  # type: ignore[call-overload]
+        process = subprocess.Popen(_guarded(command, (info_w, block_r)), pass_fds=(info_w, block_r),
+                                   **popen)  # type: ignore[call-overload]
     except BaseException:
         for fd in (info_r, info_w, block_r, block_w):
             os.close(fd)
@@ -305,8 +330,7 @@ def popen_sandboxed(argv: Sequence[str], *, network: bool = False, limits: Limit
                 file.write(maps)
         os.write(block_w, b"1")
     except (OSError, ValueError, KeyError) as error:
-        process.kill()
-        process.wait()
+        kill_sandbox(process)
         raise OSError(f"cannot set up the sandbox's user namespace: {error}") from None
     finally:
         os.close(info_r)
@@ -317,19 +341,36 @@ def popen_sandboxed(argv: Sequence[str], *, network: bool = False, limits: Limit
 def kill_sandbox(process: subprocess.Popen) -> None:
     """Kill a sandbox :func:`popen_sandboxed` started, every process in it included, and reap it.
 
-    ``bwrap`` kills the namespace's init when it dies (``--die-with-parent``), but only once the init has set
-    that up: killed in its first milliseconds, the init could live on. So the init (``bwrap``'s child, the
-    PID namespace's 1) is killed directly too; the kernel then kills everything in its namespace, a
-    ``setsid`` daemon included.
+    ``process`` is the guardian (:func:`_guarded`): SIGTERM makes it stop and kill ``bwrap`` and the PID
+    namespace's init, which takes every process of the namespace with it, a ``setsid`` daemon included. Should
+    the guardian not be done in 10 s, every process under it is stopped, then killed.
     """
     if process.poll() is None:
+        process.terminate()
         try:
-            children = [int(pid) for task in os.listdir(f"/proc/{process.pid}/task")
-                        for pid in open(f"/proc/{process.pid}/task/{task}/children").read().split()]
-        except (OSError, ValueError):
-            children = []
-        kill_all([*children, process.pid])  # the children first: not reaped while bwrap lives, the pids are theirs
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            below = _descendants(process.pid)
+            for pid in below:
+                try:
+                    os.kill(pid, signal.SIGSTOP)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            kill_all([*_descendants(process.pid), process.pid])
     process.wait()
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process under ``pid`` (Linux's /proc children lists), the deepest first."""
+    found: list[int] = []
+    try:
+        children = [int(c) for task in os.listdir(f"/proc/{pid}/task")
+                    for c in open(f"/proc/{pid}/task/{task}/children").read().split()]
+    except (OSError, ValueError):
+        return found
+    for child in children:
+        found += [*_descendants(child), child]
+    return found
 
 
 def kill_all(pids: Sequence[int]) -> None:
