@@ -350,12 +350,7 @@ def kill_sandbox(process: subprocess.Popen) -> None:
         try:
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            below = _descendants(process.pid)
-            for pid in below:
-                try:
-                    os.kill(pid, signal.SIGSTOP)
-                except (ProcessLookupError, PermissionError):
-                    pass
+            kill_all(_descendants(process.pid), signal.SIGSTOP)  # stopped, none can start another
             kill_all([*_descendants(process.pid), process.pid])
     process.wait()
 
@@ -373,10 +368,10 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
-def kill_all(pids: Sequence[int]) -> None:
-    """SIGKILL each process of ``pids``; one already gone (or not ours) is skipped."""
+def kill_all(pids: Sequence[int], sig: int = signal.SIGKILL) -> None:
+    """Send ``sig`` (SIGKILL) to each process of ``pids``; one already gone (or not ours) is skipped."""
     for pid in pids:
         try:
-            os.kill(pid, signal.SIGKILL)
+            os.kill(pid, sig)
         except (ProcessLookupError, PermissionError):
             pass
