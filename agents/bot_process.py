@@ -42,7 +42,15 @@ from cardenvs.games import default_game, game_spec
 
 from .base import Agent
 from .outside import Forfeit
-from .sandbox import Limits, dies_with_this_process, kill_all, kill_sandbox, popen_sandboxed, sandbox_available
+from .sandbox import (
+    Limits,
+    descendants,
+    dies_with_this_process,
+    kill_all,
+    kill_sandbox,
+    popen_sandboxed,
+    sandbox_available,
+)
 from .time_control import Clock
 
 PROTOCOL_VERSION = 1
@@ -63,25 +71,6 @@ def _warn_once(reason: str) -> None:
 def _number(x: float) -> float | int:
     """A JSON number as short as it can be: most observation entries are 0 or 1."""
     return int(x) if float(x).is_integer() else float(x)
-
-
-def _children(pid: int) -> list[int]:
-    """The descendants of ``pid`` (Linux /proc; empty elsewhere)."""
-    found, todo = [], [pid]
-    while todo:
-        parent = todo.pop()
-        try:
-            tasks = os.listdir(f"/proc/{parent}/task")
-        except OSError:
-            continue
-        for task in tasks:
-            try:
-                kids = [int(k) for k in Path(f"/proc/{parent}/task/{task}/children").read_text().split()]
-            except (OSError, ValueError):
-                continue
-            found += kids
-            todo += kids
-    return found
 
 
 def _copy_capped(source: IO[bytes], path: str, cap: int, written: list[int]) -> None:
@@ -261,10 +250,10 @@ class ProcessBot(Agent):
             process.wait(0.2)
         except subprocess.TimeoutExpired:
             pass
-        if self.sandboxed:  # bwrap and its PID namespace's init: the kernel kills the rest of the namespace
+        if self.sandboxed:  # the guardian kills bwrap and its PID namespace's init, and the kernel the rest
             kill_sandbox(process)
         else:  # the bot's whole session, and its descendants that left it (a detached grandchild escapes)
-            victims = _children(process.pid)
+            victims = descendants(process.pid)
             if process.poll() is None:
                 victims.insert(0, process.pid)
             kill_all(victims)

@@ -350,21 +350,28 @@ def kill_sandbox(process: subprocess.Popen) -> None:
         try:
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            kill_all(_descendants(process.pid), signal.SIGSTOP)  # stopped, none can start another
-            kill_all([*_descendants(process.pid), process.pid])
+            kill_all(descendants(process.pid), signal.SIGSTOP)  # stopped, none can start another
+            kill_all([*descendants(process.pid), process.pid])
     process.wait()
 
 
-def _descendants(pid: int) -> list[int]:
-    """Every process under ``pid`` (Linux's /proc children lists), the deepest first."""
-    found: list[int] = []
-    try:
-        children = [int(c) for task in os.listdir(f"/proc/{pid}/task")
-                    for c in open(f"/proc/{pid}/task/{task}/children").read().split()]
-    except (OSError, ValueError):
-        return found
-    for child in children:
-        found += [*_descendants(child), child]
+def descendants(pid: int) -> list[int]:
+    """The descendants of ``pid`` (Linux /proc; empty elsewhere)."""
+    found, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{task}/children") as file:
+                    kids = [int(k) for k in file.read().split()]
+            except (OSError, ValueError):
+                continue
+            found += kids
+            todo += kids
     return found
 
 
