@@ -37,17 +37,15 @@ from cardenvs.ring_rang.engine import ACTION_KNOCK, ACTION_TRUMP, PHASE_PLAY, bi
 from cardenvs.ring_rang.search import RingRangRules, _deck_from_round
 
 
+def round_plays(world: Any) -> list[tuple[int, int]]:
+    """(seat, card) of every card played this round, in order."""
+    plays = [((leader + i) & 3, card) for leader, cards, _w, _l in world.history for i, card in enumerate(cards)]
+    return plays + [((world.leader + i) & 3, card) for i, card in enumerate(world.trick_cards)]
+
+
 def round_cards(world: Any, seat: int) -> list[int]:
     """The cards ``seat`` was dealt this round: its hand now plus the cards it has played."""
-    cards = world.hands[seat]
-    tricks = [(leader, cards_) for leader, cards_, _w, _l in world.history]
-    if world.trick_cards:
-        tricks.append((world.leader, tuple(world.trick_cards)))
-    for leader, played in tricks:
-        for i, card in enumerate(played):
-            if (leader + i) & 3 == seat:
-                cards |= 1 << card
-    return bits_to_cards(cards)
+    return bits_to_cards(world.hands[seat] | sum(1 << card for player, card in round_plays(world) if player == seat))
 
 
 def trump_likelihoods(worlds: list[Any], policy: Any, rng: random.Random, subsets: int) -> np.ndarray:
@@ -75,8 +73,7 @@ def play_likelihoods(worlds: list[Any], seat: int, policy: Any, last: int) -> np
     is made on the knocker's first turn it was legal, as the record does not say when it came)."""
     rows, masks, played, owner = [], [], [], []
     for index, world in enumerate(worlds):
-        plays = [((leader + i) & 3, card) for leader, cards, _w, _l in world.history for i, card in enumerate(cards)]
-        plays += [((world.leader + i) & 3, card) for i, card in enumerate(world.trick_cards)]
+        plays = round_plays(world)
         first = len(plays) - last
         replay = world.clone()
         replay.stop_when_decided = False  # the search's horizon would end the replay where the real round went on

@@ -27,6 +27,7 @@ from cardenvs.agents import bench_search
 from cardenvs.agents.registry import make_agent
 from cardenvs.agents.search import world_search
 from cardenvs.games import GAMES, game_spec
+from cardenvs.train.stats import mean_interval
 
 
 def sample_positions(game: str, count: int, seed: int) -> list[dict]:
@@ -109,16 +110,14 @@ def main() -> int:
                                             for i in range(0, len(positions), half)]), [])
         regret = np.array([max(v.values()) - v[a] for v, a in zip(values, picked, strict=True)])
         agree = np.mean([a == max(v, key=v.get) for v, a in zip(values, picked, strict=True)])
-        half_width = 1.96 * regret.std(ddof=1) / np.sqrt(regret.size)
+        mean, _, high = mean_interval(regret.tolist())
         paired = ""
         if first is None:
             first = regret
         else:  # the same positions: the difference to the first agent has a far narrower interval
-            difference = regret - first
-            paired = (f"  minus the first: {difference.mean():+.4f} "
-                      f"+- {1.96 * difference.std(ddof=1) / np.sqrt(difference.size):.4f}")
-        print(f"{spec_text:<48} regret {regret.mean():.4f} +- {half_width:.4f}  agreement {agree:.3f}{paired}",
-              flush=True)
+            difference, _, top = mean_interval((regret - first).tolist())
+            paired = f"  minus the first: {difference:+.4f} +- {top - difference:.4f}"
+        print(f"{spec_text:<48} regret {mean:.4f} +- {high - mean:.4f}  agreement {agree:.3f}{paired}", flush=True)
     return 0
 
 
